@@ -1,0 +1,2 @@
+"""Shared machinery: the results store (:mod:`~fedrepro.core.cache`) and seeding
+(:mod:`~fedrepro.core.rng`)."""

@@ -1,0 +1,313 @@
+"""The reproduction scorecard: every table cell, figure, claim and check of the three
+papers, with our value, the paper's, the tolerance and a status.
+
+Statuses
+--------
+``match``
+    our value is within the tolerance recorded for the item (or the claim holds on our
+    reproduction).
+``miss``
+    it is not; the reason gives the ratio ours/paper (or why the claim fails).
+``erratum``
+    the paper's statement is shown wrong by a check of the library (see the errata page).
+``not-run``
+    not reproduced, with the reason (not implemented yet, data unavailable...).
+
+Items come from ``data/paper`` (:mod:`fedrepro.report.paper`); our values come from the
+*providers*: functions named in :data:`PROVIDERS` that read the results store and return
+``{item_id: Outcome}``. A provider may also add items of kind ``check`` (a theorem turned
+into a numerical check) that have no row in ``data/paper``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from fedrepro.core.cache import atomic_write_text, results_root
+from fedrepro.report import paper as paper_data
+
+__all__ = [
+    "KINDS",
+    "PROVIDERS",
+    "STATUSES",
+    "Item",
+    "Outcome",
+    "build",
+    "collect_outcomes",
+    "compare",
+    "counts",
+    "load",
+    "scorecard_path",
+    "to_frame",
+    "write",
+]
+
+STATUSES: tuple[str, ...] = ("match", "miss", "erratum", "not-run")
+KINDS: tuple[str, ...] = ("table-cell", "figure", "claim", "check")
+
+#: ``"module:function"`` of every provider of outcomes; each part adds its own.
+PROVIDERS: tuple[str, ...] = ()
+
+#: Why an item is not run yet, per paper, until its part is implemented.
+_NOT_IMPLEMENTED = {
+    "fedplt": "not reproduced yet: the Fed-PLT experiments are not implemented",
+    "dpfedpaq": "not reproduced yet: the DP-FedPAQ experiments are not implemented",
+    "alidpfl": "not reproduced yet: the ALI-DPFL experiments are not implemented",
+}
+_CIFAR_UNAVAILABLE = "data unavailable: CIFAR-10 has no offline copy on the build machines"
+
+
+@dataclasses.dataclass(frozen=True)
+class Outcome:
+    """What a provider reports for one item.
+
+    ``ours`` is our value (a number, a boolean for a claim, a short text). Leave ``status``
+    as ``None`` to have it computed by :func:`compare` against the paper's value with the
+    recorded tolerance; set it for ``erratum``/``not-run`` or for claims and checks.
+    ``kind``/``paper``/``version``/``ref``/``paper_value``/``tolerance`` are needed only
+    for items that have no row in ``data/paper`` (kind ``check``).
+    """
+
+    ours: Any = None
+    status: str | None = None
+    reason: str = ""
+    kind: str | None = None
+    paper: str | None = None
+    version: str | None = None
+    ref: str | None = None
+    paper_value: Any = None
+    tolerance: Any = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Item:
+    """One line of the scorecard."""
+
+    id: str
+    paper: str
+    version: str
+    kind: str
+    ref: str
+    paper_value: Any
+    ours: Any
+    tolerance: Any
+    status: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def compare(paper_value: float, ours: float, tolerance: Mapping[str, Any]) -> tuple[str, str]:
+    """Status and reason of a numeric comparison of ``ours`` with ``paper_value``.
+
+    ``tolerance`` is ``{"rel": r}`` (``|ours-paper| <= r|paper|``), ``{"abs": a}`` or
+    ``{"exact": True}``. A miss reports the ratio ours/paper.
+    """
+    if ours is None or (isinstance(ours, float) and math.isnan(ours)):
+        raise ValueError("ours must be a number to compare; use status 'not-run' otherwise")
+    if paper_value is None:
+        raise ValueError("the paper's value is not a number; compare claims by status")
+    diff = abs(float(ours) - float(paper_value))
+    if "rel" in tolerance:
+        rel = float(tolerance["rel"])
+        if rel < 0:
+            raise ValueError(f"tolerance rel must be >= 0, got {rel}")
+        ok, bound = diff <= rel * abs(float(paper_value)), f"rel {rel:g}"
+    elif "abs" in tolerance:
+        tol = float(tolerance["abs"])
+        if tol < 0:
+            raise ValueError(f"tolerance abs must be >= 0, got {tol}")
+        ok, bound = diff <= tol, f"abs {tol:g}"
+    elif tolerance.get("exact"):
+        ok, bound = float(ours) == float(paper_value), "exact"
+    else:
+        raise ValueError(f"tolerance must have 'rel', 'abs' or 'exact', got {dict(tolerance)}")
+    if ok:
+        return "match", f"within {bound}"
+    ratio = float(ours) / float(paper_value) if float(paper_value) != 0 else math.inf
+    return "miss", f"ours/paper = {ratio:.3g} (tolerance {bound})"
+
+
+def _paper_items() -> list[dict[str, Any]]:
+    """Every item that ``data/paper`` defines, before any outcome is known."""
+    items: list[dict[str, Any]] = []
+    for cell in paper_data.all_cells():
+        items.append(dict(
+            id=cell.id, paper=cell.paper, version=cell.version, kind="table-cell",
+            ref=cell.table_id,
+            paper_value=cell.value if cell.value is not None else cell.value_text,
+            tolerance=paper_data.tolerance_for(cell.table_id),
+            _column=cell.column,
+        ))
+    for paper in paper_data.PAPERS:
+        for fig in paper_data.figures(paper):
+            if str(fig.get("reproduce", "")).strip().lower() in ("", "none"):
+                continue  # diagrams: nothing to reproduce
+            items.append(dict(
+                id=fig["id"], paper=paper, version=str(fig.get("version", "")), kind="figure",
+                ref=f"Fig. {fig['figure']}", paper_value=fig.get("shows", ""),
+                tolerance="all claims about the figure hold", _column="",
+            ))
+        for claim in paper_data.claims(paper):
+            items.append(dict(
+                id=claim["id"], paper=paper, version=str(claim.get("version", "")),
+                kind="claim", ref=", ".join(claim.get("refers_to") or []) or str(claim.get("section", "")),
+                paper_value=claim["quote"], tolerance="the claim holds on our reproduction",
+                _column="",
+            ))
+    return items
+
+
+def _default_reason(item: Mapping[str, Any]) -> str:
+    if "CIFAR" in item.get("_column", "").upper():
+        return _CIFAR_UNAVAILABLE
+    return _NOT_IMPLEMENTED[item["paper"]]
+
+
+def build(outcomes: Mapping[str, Outcome] | None = None) -> list[Item]:
+    """The scorecard: every paper item, with the given outcomes applied.
+
+    Items without an outcome are ``not-run`` with the reason why. Outcomes for ids that are
+    not paper items must carry ``kind`` (``"check"``), ``paper`` and ``ref``.
+    """
+    outcomes = dict(outcomes or {})
+    result: list[Item] = []
+    seen: set[str] = set()
+    for raw in _paper_items():
+        if raw["id"] in seen:
+            raise ValueError(f"duplicate scorecard id {raw['id']}")
+        seen.add(raw["id"])
+        out = outcomes.pop(raw["id"], None)
+        result.append(_resolve(raw, out))
+    for item_id, out in sorted(outcomes.items()):
+        if out.kind not in KINDS or out.paper not in paper_data.PAPERS or not out.ref:
+            raise ValueError(
+                f"outcome {item_id!r} is not a paper item; it needs kind in {KINDS}, "
+                f"paper in {sorted(paper_data.PAPERS)} and ref")
+        raw = dict(id=item_id, paper=out.paper, version=out.version or "", kind=out.kind,
+                   ref=out.ref, paper_value=out.paper_value, tolerance=out.tolerance, _column="")
+        result.append(_resolve(raw, out))
+    return result
+
+
+def _resolve(raw: Mapping[str, Any], out: Outcome | None) -> Item:
+    base = {k: v for k, v in raw.items() if not k.startswith("_")}
+    if out is None:
+        return Item(**base, ours=None, status="not-run", reason=_default_reason(raw))
+    status, reason = out.status, out.reason
+    if status is None:
+        if raw["kind"] != "table-cell" or not isinstance(raw["paper_value"], (int, float)):
+            raise ValueError(f"outcome for {raw['id']} needs an explicit status")
+        status, reason0 = compare(raw["paper_value"], out.ours, raw["tolerance"])
+        reason = f"{reason0}; {reason}" if reason else reason0
+    if status not in STATUSES:
+        raise ValueError(f"status of {raw['id']} must be one of {STATUSES}, got {status!r}")
+    if status in ("miss", "erratum", "not-run") and not reason:
+        raise ValueError(f"a {status} for {raw['id']} needs a reason")
+    return Item(**base, ours=_plain(out.ours), status=status, reason=reason)
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item") and not isinstance(value, (list, dict, str)):
+        return value.item()
+    return value
+
+
+def collect_outcomes(providers: Iterable[str] = PROVIDERS) -> dict[str, Outcome]:
+    """Call every provider and merge their outcomes (an id given twice is an error)."""
+    merged: dict[str, Outcome] = {}
+    for spec in providers:
+        module_name, _, func = spec.partition(":")
+        outcomes = getattr(importlib.import_module(module_name), func)()
+        for key, out in outcomes.items():
+            if key in merged:
+                raise ValueError(f"scorecard item {key} reported by two providers")
+            merged[key] = out
+    return merged
+
+
+def scorecard_path() -> Path:
+    """``<results root>/scorecard.json``."""
+    return results_root() / "scorecard.json"
+
+
+def _payload(items: list[Item]) -> dict[str, Any]:
+    return {
+        "statuses": list(STATUSES),
+        "counts": counts(items),
+        "items": [it.to_dict() for it in items],
+    }
+
+
+def render(items: list[Item]) -> str:
+    """The JSON text of the scorecard (deterministic: stable order, sorted keys)."""
+    return json.dumps(_payload(items), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write(items: list[Item] | None = None, path: Path | None = None) -> Path:
+    """Build (if ``items`` is None) and write the scorecard atomically; return its path."""
+    if items is None:
+        items = build(collect_outcomes())
+    path = path or scorecard_path()
+    atomic_write_text(path, render(items))
+    return path
+
+
+def load(path: Path | None = None) -> list[Item]:
+    """Read a written scorecard back."""
+    data = json.loads(Path(path or scorecard_path()).read_text(encoding="utf-8"))
+    return [Item(**d) for d in data["items"]]
+
+
+def counts(items: Iterable[Item]) -> dict[str, dict[str, int]]:
+    """``{paper: {status: n}}`` plus a ``"total"`` row."""
+    table: dict[str, dict[str, int]] = {}
+    for it in items:
+        for key in (it.paper, "total"):
+            row = table.setdefault(key, {s: 0 for s in STATUSES})
+            row[it.status] += 1
+    order = [p for p in paper_data.PAPERS if p in table] + (["total"] if "total" in table else [])
+    return {k: table[k] for k in order}
+
+
+def to_frame(items: Iterable[Item]):
+    """The items as a pandas DataFrame (one row per item)."""
+    import pandas as pd
+
+    return pd.DataFrame([it.to_dict() for it in items])
+
+
+def summary_frame(items: Iterable[Item]):
+    """Counts per paper (rows, display names) and status (columns), with a total row."""
+    import pandas as pd
+
+    table = counts(items)
+    names = {**paper_data.PAPERS, "total": "total"}
+    frame = pd.DataFrame.from_dict(table, orient="index")[list(STATUSES)]
+    frame.index = [names[k] for k in frame.index]
+    frame["items"] = frame.sum(axis=1)
+    return frame
+
+
+def by_ref_frame(items: Iterable[Item], paper: str | None = None):
+    """Counts per table/figure/claim group: one row per ``(paper, kind, ref)``."""
+    import pandas as pd
+
+    rows: dict[tuple[str, str, str], dict[str, int]] = {}
+    for it in items:
+        if paper is not None and it.paper != paper:
+            continue
+        ref = it.ref if it.kind in ("table-cell", "figure") else f"{it.kind}s"
+        key = (paper_data.PAPERS[it.paper], it.kind, ref)
+        row = rows.setdefault(key, {s: 0 for s in STATUSES})
+        row[it.status] += 1
+    frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["paper", "kind", "ref"])
+    return frame

@@ -1,0 +1,74 @@
+"""Chapters: conventions, execution from scratch at the quick profile, strict book build.
+
+(The committed chapters are also re-executed and compared by nbval: `pytest` collects
+`book/**/*.ipynb` with `--nbval-lax`.)"""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from fedrepro.report import chapters
+
+REPO = Path(__file__).resolve().parents[1]
+CHAPTERS = chapters.chapters(REPO)
+IDS = [str(p.relative_to(REPO)) for p in CHAPTERS]
+
+
+def test_toc_lists_existing_pages_only():
+    import yaml
+
+    toc = yaml.safe_load((REPO / "_toc.yml").read_text())
+    for name in chapters._toc_files(toc):
+        assert any((REPO / f"{name}{ext}").exists() for ext in (".md", ".ipynb")), name
+    assert CHAPTERS, "the book has at least one notebook chapter"
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_chapter_conventions(path):
+    nb = nbformat.read(path, as_version=4)
+    first = nb.cells[0]
+    assert first.cell_type == "markdown" and first.source.startswith("# "), "first cell is the H1 title"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    params = code[0]
+    assert "parameters" in params.metadata.get("tags", []), "first code cell is tagged parameters"
+    for node in ast.parse(params.source).body:  # literals only
+        assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant), params.source
+    for cell in code:
+        tree = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.startswith(("%", "!"))))
+        defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda))]
+        assert not defs, "notebooks only call the library: no functions or classes in cells"
+        assert cell.execution_count is not None, "the committed chapter is executed"
+        assert not any(o.get("output_type") == "error" for o in cell.outputs)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
+def test_chapter_runs_from_scratch_quick(path, tmp_path, monkeypatch):
+    """Execute the chapter with profile="quick" into a temp dir, with an empty results store."""
+    monkeypatch.setenv("FEDREPRO_RESULTS_DIR", str(tmp_path / "results"))
+    out = chapters.run_chapter(path, tmp_path / path.name, profile="quick", timeout=600)
+    nb = nbformat.read(out, as_version=4)
+    injected = [c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", [])]
+    assert injected and "quick" in injected[0].source
+    assert all(c.execution_count is not None for c in nb.cells if c.cell_type == "code")
+
+
+@pytest.mark.book
+@pytest.mark.slow
+def test_book_builds_strictly(tmp_path):
+    """`jupyter-book build -W -n --keep-going`: any warning fails, no network needed."""
+    exe = Path(sys.executable).parent / "jupyter-book"
+    proc = subprocess.run([str(exe), "build", str(REPO), "-W", "-n", "--keep-going",
+                           "--path-output", str(tmp_path)], capture_output=True, text=True,
+                          env={**os.environ}, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+    html = tmp_path / "_build" / "html"
+    assert (html / "index.html").exists()
+    assert (html / "book" / "report.html").exists()

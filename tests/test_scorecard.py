@@ -1,0 +1,105 @@
+"""Scorecard: comparisons, statuses, completeness, and that the committed file is current."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fedrepro.report import paper, scorecard
+from fedrepro.report.scorecard import Outcome
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("paper_value, ours, tol, status", [
+    (100.0, 124.0, {"rel": 0.25}, "match"),
+    (100.0, 126.0, {"rel": 0.25}, "miss"),
+    (100.0, 74.0, {"rel": 0.25}, "miss"),
+    (0.531, 0.58, {"abs": 0.05}, "match"),
+    (0.531, 0.59, {"abs": 0.05}, "miss"),
+    (79, 79, {"exact": True}, "match"),
+    (1585, 1538, {"exact": True}, "miss"),
+])
+def test_compare(paper_value, ours, tol, status):
+    got, reason = scorecard.compare(paper_value, ours, tol)
+    assert got == status
+    if status == "miss":
+        assert f"{ours / paper_value:.3g}" in reason
+
+
+def test_compare_bad_inputs():
+    with pytest.raises(ValueError, match="tolerance"):
+        scorecard.compare(1.0, 1.0, {})
+    with pytest.raises(ValueError, match="rel"):
+        scorecard.compare(1.0, 1.0, {"rel": -1})
+    with pytest.raises(ValueError, match="not-run"):
+        scorecard.compare(1.0, None, {"rel": 0.1})
+    with pytest.raises(ValueError, match="not a number"):
+        scorecard.compare(None, 1.0, {"rel": 0.1})
+
+
+def test_every_table_cell_figure_and_claim_is_an_item():
+    items = scorecard.build()
+    ids = [it.id for it in items]
+    assert len(ids) == len(set(ids))
+    cells = paper.all_cells()
+    assert {c.id for c in cells} <= set(ids)
+    n_fig = sum(1 for p in paper.PAPERS for f in paper.figures(p)
+                if str(f.get("reproduce", "")).strip().lower() not in ("", "none"))
+    n_claims = sum(len(paper.claims(p)) for p in paper.PAPERS)
+    assert len(items) == len(cells) + n_fig + n_claims
+    assert {it.status for it in items} == {"not-run"}
+    assert all(it.reason for it in items)
+    assert {it.ref for it in items if it.kind == "table-cell"} == set(paper.EXPECTED_TABLES)
+
+
+def test_cifar_cells_say_data_unavailable():
+    items = {it.id: it for it in scorecard.build()}
+    cifar = [c for c in paper.all_cells() if "CIFAR" in c.column.upper()]
+    assert cifar, "the ALI-DPFL tables have CIFAR-10 columns"
+    assert all("CIFAR-10" in items[c.id].reason for c in cifar)
+
+
+def test_outcomes_are_compared_with_the_recorded_tolerance():
+    cell = next(c for c in paper.all_cells() if c.value is not None and c.table_id == "fedplt-v2-TII")
+    tol = paper.tolerance_for(cell.table_id)["rel"]
+    near = {cell.id: Outcome(ours=cell.value * (1 + tol / 2))}
+    far = {cell.id: Outcome(ours=cell.value * (1 + 2 * tol))}
+    assert next(i for i in scorecard.build(near) if i.id == cell.id).status == "match"
+    item = next(i for i in scorecard.build(far) if i.id == cell.id)
+    assert item.status == "miss" and "ours/paper" in item.reason
+
+
+def test_explicit_statuses_need_reasons_and_valid_names():
+    cell = paper.all_cells()[0]
+    with pytest.raises(ValueError, match="needs a reason"):
+        scorecard.build({cell.id: Outcome(ours=1, status="erratum")})
+    with pytest.raises(ValueError, match="must be one of"):
+        scorecard.build({cell.id: Outcome(ours=1, status="great", reason="x")})
+    claim = paper.claims("fedplt")[0]
+    with pytest.raises(ValueError, match="explicit status"):
+        scorecard.build({claim["id"]: Outcome(ours=True)})
+
+
+def test_check_items_from_providers():
+    with pytest.raises(ValueError, match="not a paper item"):
+        scorecard.build({"fedplt-v2-lemma-99": Outcome(ours=1.0, status="match")})
+    items = scorecard.build({"fedplt-v2-lemma-99": Outcome(
+        ours=0.5, status="match", kind="check", paper="fedplt", version="v2",
+        ref="Lemma 99", paper_value="x <= 1", tolerance="1e-12")})
+    assert items[-1].id == "fedplt-v2-lemma-99" and items[-1].kind == "check"
+
+
+def test_write_and_load_roundtrip(tmp_path):
+    items = scorecard.build()
+    path = scorecard.write(items, tmp_path / "s.json")
+    assert scorecard.load(path) == items
+    assert scorecard.counts(items)["total"]["not-run"] == len(items)
+
+
+def test_committed_scorecard_is_current():
+    """data/results/scorecard.json is what the library builds now from the results store."""
+    committed = (REPO / "data" / "results" / "scorecard.json").read_text(encoding="utf-8")
+    assert committed == scorecard.render(scorecard.build(scorecard.collect_outcomes())), (
+        "data/results/scorecard.json is out of date: run `make book` (or `make scorecard`)")
