@@ -72,3 +72,13 @@ def test_book_builds_strictly(tmp_path):
     html = tmp_path / "_build" / "html"
     assert (html / "index.html").exists()
     assert (html / "book" / "report.html").exists()
+
+
+@pytest.mark.slow
+def test_rerunning_a_chapter_gives_an_identical_file(tmp_path, monkeypatch):
+    """Papermill's timestamps and random ids are stripped: a rerun changes no byte."""
+    monkeypatch.setenv("FEDREPRO_RESULTS_DIR", str(tmp_path / "results"))
+    report = REPO / "book" / "report.ipynb"
+    first = chapters.run_chapter(report, tmp_path / "a.ipynb", profile="quick").read_bytes()
+    second = chapters.run_chapter(report, tmp_path / "b.ipynb", profile="quick").read_bytes()
+    assert first == second

@@ -52,7 +52,7 @@ def chapters(root: Path | None = None) -> list[Path]:
 
 
 def strip_run_metadata(path: Path) -> None:
-    """Remove papermill's timestamps and durations so that reruns give identical files."""
+    """Remove papermill's timestamps, durations and random cell id: reruns give identical files."""
     import nbformat
 
     nb = nbformat.read(path, as_version=4)
@@ -62,6 +62,8 @@ def strip_run_metadata(path: Path) -> None:
     if pm.get("environment_variables") == {}:
         pm.pop("environment_variables")
     for cell in nb.cells:
+        if "injected-parameters" in cell.metadata.get("tags", []):
+            cell["id"] = "injected-parameters"  # papermill gives it a random id
         cell.metadata.pop("execution", None)
         cell.metadata.get("papermill", {}).clear()
         cell.metadata.pop("papermill", None)

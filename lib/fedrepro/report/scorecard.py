@@ -152,7 +152,7 @@ def _paper_items() -> list[dict[str, Any]]:
                 continue  # diagrams: nothing to reproduce
             items.append(dict(
                 id=fig["id"], paper=paper, version=str(fig.get("version", "")), kind="figure",
-                ref=f"Fig. {fig['figure']}", paper_value=fig.get("shows", ""),
+                ref=_figure_ref(fig), paper_value=fig.get("shows", ""),
                 tolerance="all claims about the figure hold", _column="",
             ))
         for claim in paper_data.claims(paper):
@@ -163,6 +163,12 @@ def _paper_items() -> list[dict[str, Any]]:
                 _column="",
             ))
     return items
+
+
+def _figure_ref(fig: Mapping[str, Any]) -> str:
+    version = str(fig.get("version", "main"))
+    ref = f"Fig. {fig['figure']}"
+    return ref if version == "main" else f"{ref} ({version})"
 
 
 def _default_reason(item: Mapping[str, Any]) -> str:
@@ -301,7 +307,8 @@ def by_ref_frame(items: Iterable[Item], paper: str | None = None):
     import pandas as pd
 
     rows: dict[tuple[str, str, str], dict[str, int]] = {}
-    for it in items:
+    order = list(paper_data.PAPERS)
+    for it in sorted(items, key=lambda i: (order.index(i.paper), KINDS.index(i.kind))):
         if paper is not None and it.paper != paper:
             continue
         ref = it.ref if it.kind in ("table-cell", "figure") else f"{it.kind}s"
