@@ -213,3 +213,22 @@ def test_quick_profile_results_are_stored_apart(results_dir):
 
     assert cache.result_path(Profiled()).name == "profiled.json"
     assert cache.result_path(Profiled(profile="quick")).name == "profiled-quick.json"
+
+
+def test_forced_run_units_ignores_units_of_an_interrupted_run(results_dir, monkeypatch):
+    calls = []
+    state = {"interrupt": True}
+
+    def unit(cfg, name):
+        if name == "b" and state["interrupt"]:
+            raise RuntimeError("run stopped")
+        calls.append(name)
+        return {"v": 1}
+
+    with pytest.raises(RuntimeError):
+        cache.run_units(ToyConfig(), ["a", "b"], unit, progress=False)
+    assert calls == ["a"]
+    state["interrupt"] = False
+    monkeypatch.setenv("FEDREPRO_FORCE", "1")  # what `make reproduce` sets
+    cache.run_units(ToyConfig(), ["a", "b"], unit, progress=False)
+    assert calls == ["a", "a", "b"]  # "a" recomputed, not taken from the interrupted run

@@ -369,6 +369,11 @@ def stale_results(root: Path | None = None) -> list[tuple[Path, str]]:
     return out
 
 
+def _resolve_force(force: bool | None) -> bool:
+    """``force`` as given, or ``$FEDREPRO_FORCE == "1"`` when it is None."""
+    return os.environ.get("FEDREPRO_FORCE", "") == "1" if force is None else force
+
+
 def load_or_run(
     config: ExperimentConfig,
     run: Callable[[ExperimentConfig], Mapping[str, Any]],
@@ -381,8 +386,7 @@ def load_or_run(
     ``force=True`` (or ``$FEDREPRO_FORCE=1``, which ``make reproduce`` sets) ignores the
     store and recomputes.
     """
-    if force is None:
-        force = os.environ.get("FEDREPRO_FORCE", "") == "1"
+    force = _resolve_force(force)
     if not force:
         stored = load(config, root)
         if stored is not None:
@@ -418,6 +422,7 @@ def run_units(
     the dict itself, under ``"units"``) is stored as the experiment's result and the unit
     files are removed. A progress bar (tqdm) shows the units.
     """
+    force = _resolve_force(force)  # a forced run also ignores units of an interrupted run
     if len(set(units)) != len(units):
         raise ValueError("units must be distinct")
     for unit in units:
