@@ -1,0 +1,89 @@
+"""Cache of decoded arrays (``.npz``) in the user's data cache, keyed by the source hashes.
+
+A decoded split is stored as ``<cache>/arrays/<dataset>-<split>-<key>.npz`` where ``key`` is
+derived from the SHA-256 of every source file, the expected shapes, the archive members and
+:data:`DECODER_VERSION`. A changed source hash (or decoder) therefore gives another file
+name, and the stale file is removed when the new one is written. Each file also records the
+source hashes it was decoded from, which are compared on load. Writes are atomic
+(temporary file in the same folder, ``fsync``, :func:`os.replace`); a file that cannot be
+read is treated as missing. Arrays are read with ``allow_pickle=False``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import tempfile
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from fedrepro.data.fetch import cache_root
+from fedrepro.data.registry import DatasetSpec
+
+__all__ = ["DECODER_VERSION", "cache_key", "cache_path", "load_cached", "store_cached"]
+
+DECODER_VERSION = 1
+
+
+def _sources(spec: DatasetSpec, split: str) -> list[str]:
+    return [f.sha256 for f in spec.split_files(split)]
+
+
+def cache_key(spec: DatasetSpec, split: str) -> str:
+    """16 hex digits identifying the decoded arrays of ``spec``/``split``."""
+    text = json.dumps({
+        "decoder": DECODER_VERSION, "name": spec.name, "format": spec.format, "split": split,
+        "sources": _sources(spec, split), "members": list(spec.members.get(split, ())),
+        "image_shape": list(spec.image_shape), "n": spec.n_samples[split],
+        "n_classes": spec.n_classes,
+    }, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def cache_path(spec: DatasetSpec, split: str) -> Path:
+    """Where the decoded arrays of ``spec``/``split`` are (or would be) cached."""
+    return cache_root() / "arrays" / f"{spec.name}-{split}-{cache_key(spec, split)}.npz"
+
+
+def load_cached(spec: DatasetSpec, split: str) -> tuple[np.ndarray, np.ndarray] | None:
+    """The cached ``(images, labels)``, or ``None`` when absent, unreadable or stale."""
+    path = cache_path(spec, split)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            images, labels, sources = z["images"], z["labels"], z["sources"]
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+    n = spec.n_samples[split]
+    if (sources.tolist() != _sources(spec, split) or images.dtype != np.uint8
+            or labels.dtype != np.uint8 or images.shape != (n, *spec.image_shape)
+            or labels.shape != (n,)):
+        return None
+    return images, labels
+
+
+def store_cached(spec: DatasetSpec, split: str, images: np.ndarray, labels: np.ndarray) -> Path:
+    """Write the decoded arrays atomically and remove stale files of the same split."""
+    path = cache_path(spec, split)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, images=images, labels=labels,
+                     sources=np.array(_sources(spec, split)))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    stale = re.compile(re.escape(f"{spec.name}-{split}-") + r"[0-9a-f]{16}\.npz")
+    for other in path.parent.iterdir():
+        if other != path and stale.fullmatch(other.name):
+            other.unlink(missing_ok=True)
+    return path
