@@ -1,0 +1,390 @@
+"""Fed-PLT (v2 Algorithm 1): convergence, exact-PRS limit, fixed point, composite problems,
+noise, determinism and input validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedrepro.core.prox import prox_l1, regularizer
+from fedrepro.fedplt import (
+    FedPLTRun,
+    default_step_size,
+    fedplt_iteration,
+    fixed_point,
+    local_moduli,
+    run_fedplt,
+)
+from fedrepro.problems import QuadraticProblem, logistic_v1, logistic_v2, random_quadratic
+
+
+@pytest.fixture(scope="module")
+def v1():
+    return logistic_v1()
+
+
+@pytest.fixture(scope="module")
+def v2():
+    return logistic_v2()
+
+
+@pytest.fixture(scope="module")
+def quad():
+    return random_quadratic(6, 3, 0.5, 4.0, np.random.default_rng(21))
+
+
+# ----------------------------------------------------------------------------------------
+# convergence to x*
+# ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("setup", ["v1", "v2"])
+@pytest.mark.parametrize("solver", ["gd", "agd"])
+@pytest.mark.parametrize("participation", [None, 0.5, "cohort"])
+def test_converges_to_x_star(setup, solver, participation, v1, v2):
+    p = v1 if setup == "v1" else v2
+    Ne = 10 if setup == "v1" else 5
+    if participation == "cohort":
+        participation = ("cohort", p.N // 2)
+    run = run_fedplt(p, rho=1.0, Ne=Ne, K=200, solver=solver, participation=participation, seed=3,
+                     record=("x_err", "z_err", "grad_sq", "x_bar"))
+    xs = p.x_star()
+    # linear convergence to the round-off floor (~1e-15 in 200 iterations); 1e-10 is the
+    # required accuracy, with margin
+    assert np.linalg.norm(run.x_bar[-1] - xs) <= 1e-10
+    assert run.x_err[-1] <= 1e-10 and run.z_err[-1] <= 1e-10
+    assert run.grad_sq[-1] <= 1e-20
+    assert run.x_err[0] == pytest.approx(np.sqrt(p.N) * np.linalg.norm(xs), rel=1e-14)  # x_0 = 0
+
+
+def test_uncoordinated_and_array_step_sizes(v2):
+    g = default_step_size(v2, 1.0)
+    assert g == pytest.approx(2.0 / (v2.lam_bar + v2.lam + 2.0), rel=1e-15)
+    a = run_fedplt(v2, rho=1.0, Ne=3, K=20, gamma=g)
+    b = run_fedplt(v2, rho=1.0, Ne=3, K=20, gamma=np.full(v2.N, g))
+    np.testing.assert_allclose(b.x, a.x, rtol=1e-14, atol=1e-16)  # same steps, same iterates
+    gi = default_step_size(v2, 1.0, uncoordinated=True)
+    np.testing.assert_allclose(gi, 2.0 / (v2.lam_bar_i + v2.lam_i + 2.0), rtol=1e-15)
+    u = run_fedplt(v2, rho=1.0, Ne=3, K=200, gamma="uncoordinated")
+    assert u.x_err[-1] <= 1e-10  # Remark 1: still exact
+    assert u.settings["gamma"].shape == (v2.N,)
+
+
+def test_gd_iterations_fall_with_Ne_only_under_the_loose_bound(v2):
+    """Finding (spec §9.4): K* (grad_sq <= 1e-5, rho = 1, default GD step) falls with N_e
+    like v2 Table IX when the step uses the loose smoothness bound, and stays flat with the
+    tight one."""
+    counts = {}
+    for sm in ("loose", "tight"):
+        p = v2.with_smoothness(sm)
+        counts[sm] = [run_fedplt(p, rho=1.0, Ne=Ne, K=500, tol=1e-5, record=()).iterations_to_tol
+                      for Ne in (1, 2, 5, 8, 10, 20)]
+    loose, tight = counts["loose"], counts["tight"]
+    assert all(a >= b for a, b in zip(loose, loose[1:])) and loose[0] >= 3 * loose[2]
+    assert max(tight) - min(tight) <= 1 and max(tight) < loose[2]
+
+
+# ----------------------------------------------------------------------------------------
+# exact PRS (solver "prox") against a direct implementation
+# ----------------------------------------------------------------------------------------
+def _prs_quadratic(p: QuadraticProblem, z, x, rho, active, w_l1=None):
+    """One PRS step (v2 eq. (8)) agent by agent, local prox by the closed form of footnote 6."""
+    zbar = z.mean(axis=0)
+    y = zbar if w_l1 is None else np.sign(zbar) * np.maximum(np.abs(zbar) - rho * w_l1 / p.N, 0)
+    x, z = x.copy(), z.copy()
+    for i in np.flatnonzero(active):
+        v = 2 * y - z[i]
+        x[i] = np.linalg.solve(np.eye(p.n) + rho * p.A[i], v + rho * p.b[i])
+        z[i] = z[i] + 2 * (x[i] - y)
+    return x, z, y
+
+
+@pytest.mark.parametrize("w_l1", [None, 0.7])
+def test_prox_solver_is_exact_prs_on_quadratics(quad, w_l1):
+    rng = np.random.default_rng(4)
+    h = None if w_l1 is None else regularizer("l1", weight=w_l1)
+    x = rng.standard_normal((quad.N, quad.n))
+    z = rng.standard_normal((quad.N, quad.n))
+    xr, zr = x.copy(), z.copy()
+    for k in range(40):
+        active = rng.random(quad.N) < 0.6
+        x, z, y = fedplt_iteration(x, z, quad, rho=0.8, Ne=1, solver="prox", active=active, h=h)
+        xr, zr, yr = _prs_quadratic(quad, zr, xr, 0.8, active, w_l1)
+        # identical maths, different order of operations: 1e-12 absolute
+        np.testing.assert_allclose(x, xr, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(z, zr, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(y, yr, atol=1e-12, rtol=0)
+
+
+def test_prox_solver_is_exact_prs_on_logistic(v1):
+    """Exact PRS on v1 with an agent-by-agent Newton prox written here."""
+    rho = 0.3
+    x = np.zeros((v1.N, v1.n))
+    z = np.zeros((v1.N, v1.n))
+    xr, zr = x.copy(), z.copy()
+    for k in range(25):
+        x, z, y = fedplt_iteration(x, z, v1, rho=rho, Ne=1, solver="prox")
+        yr = zr.mean(axis=0)
+        for i in range(v1.N):
+            v, w = 2 * yr - zr[i], xr[i].copy()
+            for _ in range(30):  # plain Newton on d_i; converges quadratically from the warm start
+                g = v1.grad(w[None], agents=np.array([i]))[0] + (w - v) / rho
+                H = v1.hessian(w[None], agents=np.array([i]))[0] + np.eye(v1.n) / rho
+                w = w - np.linalg.solve(H, g)
+            xr[i] = w
+            zr[i] = zr[i] + 2 * (w - yr)
+        # both solves reach round-off (~1e-16 relative); 1e-12 absolute
+        np.testing.assert_allclose(x, xr, atol=1e-12, rtol=0)
+        np.testing.assert_allclose(z, zr, atol=1e-12, rtol=0)
+    # exact PRS converges at least at the rate zeta of Lemma 3 (here zeta < 0.75)
+    assert np.linalg.norm(x - v1.x_star()) <= 1e-3
+
+
+# ----------------------------------------------------------------------------------------
+# fixed point
+# ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("solver", ["gd", "agd", "prox"])
+@pytest.mark.parametrize("Ne", [1, 2, 5, 20])
+def test_fixed_point_is_invariant(v2, solver, Ne):
+    rho = 0.7
+    X, Z = fixed_point(v2, rho)
+    xs = v2.x_star()
+    np.testing.assert_allclose(Z, xs - rho * v2.grad(np.tile(xs, (v2.N, 1))), rtol=0, atol=0)
+    outputs = ("w", "u") if solver == "agd" else ("w",)
+    for out in outputs:
+        active = np.arange(v2.N) % 3 != 0
+        x, z, y = fedplt_iteration(X, Z, v2, rho=rho, Ne=Ne, solver=solver, active=active,
+                                   accelerated_output=out)
+        # grad d_i(x*) is ~1e-16 at the fixed point; N_e steps keep the iterates within
+        # round-off: 1e-13
+        np.testing.assert_allclose(y, xs, atol=1e-13, rtol=0)
+        np.testing.assert_allclose(x, X, atol=1e-13, rtol=0)
+        np.testing.assert_allclose(z, Z, atol=1e-13, rtol=0)
+
+
+# ----------------------------------------------------------------------------------------
+# composite problem h = w ||x||_1
+# ----------------------------------------------------------------------------------------
+def test_composite_l1_solution(v2):
+    w = 2.0
+    # independent reference: proximal gradient on F + h, step 1/L with L = sum_i lam_bar_i
+    # (tight, valid), run to its fixed point
+    L = float(np.sum(v2.lam_bar_i_tight))
+    xr = np.zeros(v2.n)
+    for _ in range(400):
+        xr = prox_l1(xr - v2.total_grad(xr) / L, 1.0 / L, w)
+    residual = np.linalg.norm(xr - prox_l1(xr - v2.total_grad(xr) / L, 1.0 / L, w))
+    assert residual <= 1e-15  # the reference is converged to round-off
+    assert np.sum(xr == 0.0) >= 1  # the l1 term is active: a sparse solution
+    h = regularizer("l1", weight=w)
+    for solver in ("gd", "agd"):
+        run = run_fedplt(v2, rho=1.0, Ne=5, K=200, solver=solver, h=h, x_ref=xr,
+                         record=("x_err", "z_err", "x_bar"))
+        # linear convergence to the round-off floor; 1e-10 required
+        assert np.linalg.norm(run.x_bar[-1] - xr) <= 1e-10
+        assert np.linalg.norm(run.y - xr) <= 1e-10
+        assert run.x_err[-1] <= 1e-10 and run.z_err[-1] <= 1e-10
+    # without x_ref there is no reference for the composite problem: errors are None
+    run = run_fedplt(v2, rho=1.0, Ne=2, K=3, h=h)
+    assert run.x_err is None and run.z_err is None and run.grad_sq is not None
+
+
+# ----------------------------------------------------------------------------------------
+# stochastic solvers
+# ----------------------------------------------------------------------------------------
+def test_noisy_gd_noise_variance():
+    """Zero-gradient instance: f_i = ||x||^2/2, x = z = 0, N_e = 1, so x_new is the noise
+    t ~ sqrt(2 gamma) N(0, tau^2 I) of eq. (13) alone."""
+    N, n = 4000, 5
+    p = QuadraticProblem(np.broadcast_to(np.eye(n), (N, n, n)), np.zeros((N, n)))
+    gamma, tau = 0.3, 0.05
+    x, z, _ = fedplt_iteration(np.zeros((N, n)), np.zeros((N, n)), p, rho=1.0, Ne=1,
+                               solver="noisy-gd", gamma=gamma, tau=tau, rng=np.random.default_rng(7))
+    var = x.var()
+    # 20,000 samples: relative standard error of a variance estimate sqrt(2/20000) = 1%;
+    # tolerance 5%
+    assert var == pytest.approx(2 * gamma * tau ** 2, rel=0.05)
+    assert abs(x.mean()) <= 5 * np.sqrt(2 * gamma) * tau / np.sqrt(x.size)
+    np.testing.assert_array_equal(z, 2 * x)  # y = 0
+
+
+def test_stochastic_solvers_reduce_to_gd(v2):
+    gd = run_fedplt(v2, rho=1.0, Ne=4, K=15, solver="gd")
+    sgd_full = run_fedplt(v2, rho=1.0, Ne=4, K=15, solver="sgd", batch_size=v2.q)
+    noisy0 = run_fedplt(v2, rho=1.0, Ne=4, K=15, solver="noisy-gd", tau=0.0)
+    np.testing.assert_array_equal(sgd_full.x, gd.x)  # batch = q is the full gradient
+    np.testing.assert_array_equal(noisy0.x, gd.x)  # tau = 0 is GD
+    # mini-batches leave a noise floor whose size falls with the batch: the gradient-noise
+    # variance scales as (q - B) / (B (q - 1)), 36x smaller at B = 200 than at B = 25 (std 6x);
+    # we ask for a factor 2 between the tail medians, and both below the initial error
+    floors = []
+    for B in (25, 200):
+        sgd = run_fedplt(v2, rho=1.0, Ne=4, K=60, solver="sgd", batch_size=B, seed=2)
+        floors.append(np.median(sgd.x_err[-20:]))
+        assert floors[-1] < sgd.x_err[0]
+    assert floors[0] > 2 * floors[1]
+
+
+def test_privacy_initialisation(v2):
+    tau = 0.2
+    run = run_fedplt(v2, rho=1.0, Ne=2, K=0, solver="noisy-gd", tau=tau, init="privacy", seed=5,
+                     record=("x_err",))
+    # x_0 ~ N(0, 2 tau^2 I / lam): 500 entries, relative standard error of the variance 6%;
+    # tolerance 25%
+    assert run.x.var() == pytest.approx(2 * tau ** 2 / v2.lam, rel=0.25)
+    np.testing.assert_array_equal(run.z, 0.0)
+
+
+# ----------------------------------------------------------------------------------------
+# participation, counters, determinism
+# ----------------------------------------------------------------------------------------
+def test_counters_and_participation(v2):
+    full = run_fedplt(v2, rho=1.0, Ne=3, K=10, record=())
+    np.testing.assert_array_equal(full.comms, np.arange(11) * v2.N)
+    np.testing.assert_array_equal(full.grad_evals, np.arange(11) * v2.N * 3)
+    assert full.active_count[0] == 0 and np.all(full.active_count[1:] == v2.N)
+    np.testing.assert_array_equal(full.time_cost(1.0, 10.0), np.arange(11) * v2.N * (3 + 10))
+    coh = run_fedplt(v2, rho=1.0, Ne=3, K=10, participation=("cohort", 37), record=())
+    assert np.all(coh.active_count[1:] == 37)
+    bern = run_fedplt(v2, rho=1.0, Ne=3, K=200, participation=0.3, record=())
+    # 200 x 100 Bernoulli(0.3) draws: standard error of the mean count 0.3; tolerance 1.5
+    assert bern.active_count[1:].mean() == pytest.approx(30.0, abs=1.5)
+    prox = run_fedplt(v2, rho=1.0, Ne=3, K=2, solver="prox", record=())
+    np.testing.assert_array_equal(prox.grad_evals, 0)  # the exact prox is not counted
+
+
+def test_inactive_agents_keep_their_state(v2):
+    rng = np.random.default_rng(1)
+    x, z = rng.standard_normal((2, v2.N, v2.n))
+    active = rng.random(v2.N) < 0.5
+    x1, z1, y = fedplt_iteration(x, z, v2, rho=1.0, Ne=3, active=active)
+    np.testing.assert_array_equal(x1[~active], x[~active])
+    np.testing.assert_array_equal(z1[~active], z[~active])
+    assert np.all(np.any(x1[active] != x[active], axis=1))
+    np.testing.assert_allclose(y, z.mean(0), rtol=1e-15)  # h = 0: the plain average
+    np.testing.assert_allclose(z1[active], z[active] + 2 * (x1[active] - y), rtol=1e-15)
+
+
+def test_tol_stops_the_run(v2):
+    run = run_fedplt(v2, rho=1.0, Ne=5, K=500, tol=1e-5)
+    k = run.iterations_to_tol
+    assert k is not None and run.iterations == k and len(run.grad_sq) == k + 1
+    assert run.grad_sq[k] <= 1e-5 and np.all(run.grad_sq[:k] > 1e-5)
+    cont = run_fedplt(v2, rho=1.0, Ne=5, K=k + 5, tol=1e-5, stop_at_tol=False)
+    assert cont.iterations_to_tol == k and len(cont.grad_sq) == k + 6
+
+
+def test_determinism(v2):
+    kw = dict(rho=1.0, Ne=3, K=12, solver="sgd", batch_size=20, participation=("cohort", 40))
+    a = run_fedplt(v2, seed=9, **kw)
+    b = run_fedplt(v2, seed=9, **kw)
+    c = run_fedplt(v2, seed=10, **kw)
+    for f in ("x", "z", "y", "x_err", "z_err", "grad_sq", "active_count"):
+        np.testing.assert_array_equal(getattr(a, f), getattr(b, f))
+    assert not np.array_equal(a.x, c.x)
+    n1 = run_fedplt(v2, rho=1.0, Ne=2, K=5, solver="noisy-gd", tau=0.1, init="privacy",
+                    rng=np.random.default_rng(3))
+    n2 = run_fedplt(v2, rho=1.0, Ne=2, K=5, solver="noisy-gd", tau=0.1, init="privacy",
+                    rng=np.random.default_rng(3))
+    np.testing.assert_array_equal(n1.x, n2.x)
+    assert isinstance(n1, FedPLTRun)
+
+
+def test_local_moduli(v2):
+    mu, L = local_moduli(v2, 2.0)
+    assert mu == pytest.approx(v2.lam + 0.5, rel=1e-15) and L == pytest.approx(v2.lam_bar + 0.5, rel=1e-15)
+    nc = logistic_v2(convex=False)
+    mu, _ = local_moduli(nc, 3.0)
+    assert mu == pytest.approx(1 / 3 - 0.25, rel=1e-12)
+    mu, _ = local_moduli(nc, 10.0)  # 1/rho - eps/2 < 0: floored
+    assert mu == 1e-3
+
+
+# ----------------------------------------------------------------------------------------
+# bad inputs
+# ----------------------------------------------------------------------------------------
+def _it(p, **kw):
+    args = dict(rho=1.0, Ne=2)
+    args.update(kw)
+    x = args.pop("x", np.zeros((p.N, p.n)))
+    z = args.pop("z", np.zeros((p.N, p.n)))
+    return fedplt_iteration(x, z, p, **args)
+
+
+BAD_ITERATION = [
+    (dict(rho=0.0), "rho"),
+    (dict(rho=-1.0), "rho"),
+    (dict(Ne=0), "Ne"),
+    (dict(Ne=2.5), "Ne"),
+    (dict(solver="adam"), "solver"),
+    (dict(gamma=0.0), "gamma"),
+    (dict(gamma=1.0), "gamma"),  # 1 > 2/(lam_bar + 1) for the loose v2 bound
+    (dict(gamma=np.ones(3)), "gamma"),
+    (dict(gamma=-np.ones(100)), "gamma"),
+    (dict(gamma="fast"), "gamma"),
+    (dict(solver="agd", gamma=0.1), "gamma"),
+    (dict(tau=-1.0), "tau"),
+    (dict(tau=0.1), "tau"),
+    (dict(solver="sgd", batch_size=0, rng=np.random.default_rng()), "batch_size"),
+    (dict(solver="sgd", batch_size=251, rng=np.random.default_rng()), "batch_size"),
+    (dict(batch_size=10), "batch_size"),
+    (dict(solver="sgd", batch_size=10), "rng"),
+    (dict(solver="noisy-gd", tau=0.1), "rng"),
+    (dict(x=np.zeros((99, 5))), "x"),
+    (dict(z=np.zeros((100, 4))), "z"),
+    (dict(x=np.full((100, 5), np.nan)), "x"),
+    (dict(active=np.ones(100)), "active"),
+    (dict(active=np.ones(99, dtype=bool)), "active"),
+    (dict(h="l1"), "h"),
+    (dict(solver="agd", accelerated_output="v"), "accelerated_output"),
+]
+
+
+@pytest.mark.parametrize("kwargs,param", BAD_ITERATION)
+def test_bad_iteration_inputs_raise(v2, kwargs, param):
+    with pytest.raises(ValueError, match=param):
+        _it(v2, **kwargs)
+
+
+def test_step_size_range_uses_lam_bar(v2):
+    """v2 eq. (11) prints gamma < 2/(lam + 1/rho); the valid range is 2/(lam_bar + 1/rho)."""
+    upper = 2.0 / (v2.lam_bar + 1.0)
+    _it(v2, gamma=0.99 * upper)  # accepted
+    between = 0.5 * (upper + 2.0 / (v2.lam + 1.0))
+    with pytest.raises(ValueError, match=r"gamma must lie in \(0, 2/\(lam_bar \+ 1/rho\)\)"):
+        _it(v2, gamma=between)
+
+
+BAD_RUN = [
+    (dict(K=-1), "K"),
+    (dict(participation=0.0), "participation"),
+    (dict(participation=1.5), "participation"),
+    (dict(participation=np.full(3, 0.5)), "participation"),
+    (dict(participation=("cohort", 0)), "cohort"),
+    (dict(participation=("cohort", 101)), "cohort"),
+    (dict(participation="half"), "participation"),
+    (dict(record=("loss",)), "record"),
+    (dict(init="random"), "init"),
+    (dict(init="privacy"), "tau"),
+    (dict(tol=-1.0), "tol"),
+    (dict(seed=-3), "seed"),
+    (dict(rng=3), "rng"),
+    (dict(x0=np.zeros((5, 5))), "x0"),
+    (dict(z0=np.zeros((100, 6))), "z0"),
+    (dict(x_ref=np.zeros(4)), "x_ref"),
+]
+
+
+@pytest.mark.parametrize("kwargs,param", BAD_RUN)
+def test_bad_run_inputs_raise(v2, kwargs, param):
+    args = dict(rho=1.0, Ne=2, K=2)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=param):
+        run_fedplt(v2, **args)
+
+
+def test_sgd_needs_a_finite_sum_and_prox_needs_strong_convexity(quad):
+    with pytest.raises(ValueError, match="batch_size"):
+        _it(quad, solver="sgd", batch_size=1, rng=np.random.default_rng())
+    with pytest.raises(ValueError, match="rho"):
+        _it(logistic_v2(convex=False), solver="prox", rho=5.0)
+    with pytest.raises(ValueError, match="problem"):
+        fedplt_iteration(np.zeros((2, 2)), np.zeros((2, 2)), "quadratic", rho=1.0, Ne=1)

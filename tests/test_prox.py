@@ -1,0 +1,126 @@
+"""Proximal and reflective operators (Fed-PLT v2 Definition 3) against closed forms and
+against a numerical argmin of ``h(x) + ||x - v||^2 / (2 t)``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.optimize import minimize
+
+from fedrepro.core.prox import (
+    Regularizer,
+    prox_ball,
+    prox_box,
+    prox_l1,
+    prox_sq_norm,
+    prox_zero,
+    reflect,
+    reflective,
+    regularizer,
+)
+
+RNG_SEED = 20240611
+
+
+def _numerical_prox(h_value, v, t):
+    """argmin_x h(x) + ||x - v||^2/(2t) by Powell's derivative-free method (it copes with the
+    l1 kink; it stops around 1e-8 from the minimiser)."""
+    obj = lambda x: h_value(x) + np.sum((x - v) ** 2) / (2 * t)  # noqa: E731
+    res = minimize(obj, v.copy(), method="Powell", options={"xtol": 1e-12, "ftol": 1e-14, "maxiter": 100000})
+    return res.x
+
+
+def test_closed_forms_on_rows():
+    rng = np.random.default_rng(RNG_SEED)
+    V = rng.standard_normal((7, 4)) * 3
+    t, w = 0.7, 1.3
+    # exact identities: tolerance 1e-15 relative (one or two roundings per entry)
+    np.testing.assert_allclose(prox_zero(V, t), V, rtol=0, atol=0)
+    np.testing.assert_allclose(prox_sq_norm(V, t, w), V / (1 + t * w), rtol=1e-15)
+    soft = np.where(np.abs(V) > t * w, V - np.sign(V) * t * w, 0.0)
+    np.testing.assert_allclose(prox_l1(V, t, w), soft, rtol=1e-15, atol=1e-15)
+    np.testing.assert_array_equal(prox_box(V, -1.0, 2.0), np.minimum(np.maximum(V, -1.0), 2.0))
+    c = rng.standard_normal(4)
+    P = prox_ball(V, 1.5, c)
+    for v, p in zip(V, P):  # row by row: inside stays, outside goes radially to the sphere
+        d = np.linalg.norm(v - c)
+        expected = v if d <= 1.5 else c + 1.5 * (v - c) / d
+        np.testing.assert_allclose(p, expected, rtol=1e-14, atol=1e-14)
+    # a 1-D vector is one row
+    np.testing.assert_allclose(prox_ball(V[0], 1.5, c), P[0], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("kind,params", [
+    ("sq_norm", {"weight": 0.8}),
+    ("l1", {"weight": 0.6}),
+    ("box", {"lower": -0.5, "upper": 0.7}),
+    ("ball", {"radius": 0.9, "center": 0.2}),
+    ("zero", {}),
+])
+def test_prox_matches_numerical_argmin(kind, params):
+    rng = np.random.default_rng(RNG_SEED + 1)
+    h = regularizer(kind, **params)
+    for _ in range(5):
+        v = rng.standard_normal(3) * 2
+        t = float(rng.uniform(0.2, 2.0))
+        if kind in ("box", "ball"):
+            # indicator: an inf-valued objective defeats derivative-free search, so minimise
+            # the distance with scipy's bound- / constraint-aware solvers instead
+            if kind == "box":
+                res = minimize(lambda x: np.sum((x - v) ** 2), np.zeros(3), method="L-BFGS-B",
+                               bounds=[(-0.5, 0.7)] * 3, options={"ftol": 1e-15, "gtol": 1e-12})
+            else:
+                cons = {"type": "ineq", "fun": lambda x: 0.9 ** 2 - np.sum((x - 0.2) ** 2)}
+                res = minimize(lambda x: np.sum((x - v) ** 2), np.full(3, 0.2), method="SLSQP",
+                               constraints=[cons], options={"ftol": 1e-15, "maxiter": 500})
+            ref = res.x
+        else:
+            ref = _numerical_prox(h.value, v, t)
+        # tolerance 1e-6: the derivative-free / SQP solvers stop around 1e-7..1e-8
+        np.testing.assert_allclose(h.prox(v, t), ref, atol=1e-6)
+        # the prox is a minimiser: its objective is not above the numerical one (1e-12 slack
+        # for round-off in the objective)
+        obj = lambda x: h.value(x) + np.sum((x - v) ** 2) / (2 * t)  # noqa: E731
+        assert obj(h.prox(v, t)) <= obj(ref) + 1e-12
+
+
+def test_reflective_operators():
+    rng = np.random.default_rng(RNG_SEED + 2)
+    V = rng.standard_normal((5, 3))
+    t, w = 0.4, 2.0
+    expected = 2 * prox_l1(V, t, w) - V
+    np.testing.assert_array_equal(reflective(V, t, prox_l1, weight=w), expected)
+    np.testing.assert_array_equal(reflect(prox_l1)(V, t, weight=w), expected)
+    np.testing.assert_array_equal(regularizer("l1", weight=w).reflect(V, t), expected)
+    # reflective operators of convex functions are nonexpansive (Lemma 3's building block)
+    U = rng.standard_normal((5, 3))
+    R = reflect(prox_sq_norm)
+    assert np.linalg.norm(R(V, t, weight=w) - R(U, t, weight=w)) <= np.linalg.norm(V - U) * (1 + 1e-15)
+
+
+def test_regularizer_values():
+    x = np.array([[0.5, -1.0], [3.0, 0.0]])
+    assert np.allclose(regularizer("sq_norm", weight=2.0).value(x), [1.25, 9.0], rtol=1e-15)
+    assert np.allclose(regularizer("l1", weight=0.5).value(x), [0.75, 1.5], rtol=1e-15)
+    assert list(regularizer("box", lower=-1, upper=1).value(x)) == [0.0, np.inf]
+    assert list(regularizer("ball", radius=1.2).value(x)) == [0.0, np.inf]
+    assert regularizer("zero").value(x[0]) == 0.0
+    assert isinstance(regularizer("zero"), Regularizer) and regularizer("zero").is_zero
+    assert regularizer("l1", weight=0.0).is_zero and not regularizer("l1", weight=1.0).is_zero
+
+
+@pytest.mark.parametrize("call,param", [
+    (lambda: prox_l1(np.ones(2), -1.0, 1.0), "t"),
+    (lambda: prox_sq_norm(np.ones(2), 1.0, -2.0), "weight"),
+    (lambda: prox_l1(np.ones(2), 1.0, np.nan), "weight"),
+    (lambda: prox_box(np.ones(2), 1.0, 0.0), "lower"),
+    (lambda: prox_ball(np.ones(2), -1.0), "radius"),
+    (lambda: prox_zero(3.0, 1.0), "v"),
+    (lambda: regularizer("elastic"), "kind"),
+    (lambda: regularizer("l1", radius=1.0), "params"),
+    (lambda: regularizer("ball"), "radius"),
+    (lambda: regularizer("box", lower=0.0), "upper"),
+])
+def test_bad_inputs_raise(call, param):
+    with pytest.raises(ValueError, match=param):
+        call()
