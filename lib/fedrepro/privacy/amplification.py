@@ -1,0 +1,186 @@
+"""DP-FedPAQ's privacy mechanism: subsampling amplification (eq. 15) and noise (eq. 16).
+
+Mohammadi et al., *Differential Privacy Meets Federated Learning under Communication
+Constraints*, §II-C. A device runs E local steps on mini-batches of size b drawn without
+replacement from its n records and releases its noisy update; with γ := Eb/n:
+
+* eq. (15): an (ε₀, δ₀)-DP mechanism run on the subsample is
+  (log(1 + (1 − (1 − b/n)^E)(e^{ε₀} − 1)), γδ₀)-DP, and the paper bounds
+  log(1 + (1 − (1−b/n)^E)(e^{ε₀}−1)) ≤ log(1 + γ(e^{ε₀}−1)) ≤ γ(e^{ε₀}−1) ≤ 2γε₀;
+* eq. (16): choosing ε₀ = ε/(2γ), δ₀ = δ/γ in the classical calibration (eq. 13) gives
+  σ² = 2Δ² ln(1.25γ/δ)/(ε/(2γ))² = 8γ²Δ² ln(1.25γ/δ)/ε².
+
+The last link of the chain needs e^{ε₀} − 1 ≤ 2ε₀, i.e. ε₀ ≤ :data:`CHAIN_THRESHOLD`
+(≈ 1.2564), and the classical calibration needs ε₀ < 1; :func:`amplification_chain` and
+:func:`paper_calibration_conditions` report both. The exact alternative inverts the
+amplification and calibrates with the analytic Gaussian mechanism.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import brentq
+
+from fedrepro.privacy.gaussian import (
+    analytic_gaussian_epsilon,
+    analytic_gaussian_sigma,
+    classical_gaussian_sigma,
+)
+from fedrepro.privacy.validate import check_delta, check_nonnegative, check_positive
+
+__all__ = [
+    "CHAIN_THRESHOLD",
+    "ChainStep",
+    "amplification_chain",
+    "amplified_epsilon",
+    "exact_noise_std",
+    "inclusion_probability",
+    "paper_calibration_conditions",
+    "paper_calibration_failure_epsilon",
+    "paper_noise_std",
+    "realized_epsilon",
+]
+
+#: Positive root of e^x − 1 = 2x: the last link of eq. (15) holds iff ε₀ ≤ this value.
+CHAIN_THRESHOLD: float = float(brentq(lambda x: math.expm1(x) - 2 * x, 0.5, 2.0, xtol=1e-15))
+
+
+def _check_gamma(gamma: float) -> float:
+    gamma = check_positive("gamma", gamma)
+    if gamma > 1:
+        raise ValueError(f"gamma (= E·b/n, sampled fraction) must be in (0, 1], got {gamma!r}")
+    return gamma
+
+
+def inclusion_probability(E: int, b: int, n: int) -> float:
+    """Probability 1 − (1 − b/n)^E that a record is in one of E independent batches of b of n."""
+    if isinstance(E, bool) or int(E) != E or E < 1:
+        raise ValueError(f"E must be an integer >= 1, got {E!r}")
+    if isinstance(n, bool) or int(n) != n or n < 1:
+        raise ValueError(f"n must be an integer >= 1, got {n!r}")
+    if isinstance(b, bool) or int(b) != b or not 1 <= b <= n:
+        raise ValueError(f"b must be an integer in [1, n={n}], got {b!r}")
+    return -math.expm1(E * math.log1p(-b / n)) if b < n else 1.0
+
+
+def amplified_epsilon(epsilon0: float, probability: float) -> float:
+    """ε' = log(1 + p(e^{ε₀} − 1)) of an ε₀-DP mechanism run on a p-subsample (eq. 15, exact)."""
+    epsilon0 = check_nonnegative("epsilon0", epsilon0)
+    probability = check_positive("probability", probability)
+    if probability > 1:
+        raise ValueError(f"probability must be in (0, 1], got {probability!r}")
+    return math.log1p(probability * math.expm1(epsilon0))
+
+
+@dataclass(frozen=True)
+class ChainStep:
+    """One expression of the chain (15) and whether it bounds the previous one."""
+
+    name: str
+    value: float
+    condition: str
+    holds: bool
+
+
+def amplification_chain(epsilon0: float, E: int, b: int, n: int) -> list[ChainStep]:
+    """The four expressions of eq. (15), each with the condition under which it bounds its
+    predecessor and whether that condition holds at these arguments.
+
+    Returns ``[exact, union bound, log(1+x) ≤ x, ≤ 2γε₀]``; the first entry's condition is
+    b ≤ n (always true here). Link 2 holds by Bernoulli's inequality, link 3 since
+    log(1 + x) ≤ x, link 4 iff ε₀ ≤ :data:`CHAIN_THRESHOLD`.
+    """
+    epsilon0 = check_nonnegative("epsilon0", epsilon0)
+    p = inclusion_probability(E, b, n)
+    gamma = E * b / n
+    x = gamma * math.expm1(epsilon0)
+    return [
+        ChainStep("log(1 + (1-(1-b/n)^E)(e^eps0 - 1))", math.log1p(p * math.expm1(epsilon0)),
+                  "b <= n", True),
+        ChainStep("log(1 + gamma (e^eps0 - 1))", math.log1p(x),
+                  "1-(1-b/n)^E <= gamma (Bernoulli's inequality)", p <= gamma * (1 + 1e-15)),
+        ChainStep("gamma (e^eps0 - 1)", x, "log(1 + x) <= x", True),
+        ChainStep("2 gamma eps0", 2 * gamma * epsilon0,
+                  f"e^eps0 - 1 <= 2 eps0, i.e. eps0 <= {CHAIN_THRESHOLD:.4f}",
+                  epsilon0 <= CHAIN_THRESHOLD),
+    ]
+
+
+def paper_noise_std(epsilon: float, delta: float, sensitivity: float, gamma: float) -> float:
+    """Noise std of eq. (16): σ = sqrt(8γ²Δ² ln(1.25γ/δ))/ε (classical calibration at
+    ε₀ = ε/(2γ), δ₀ = δ/γ). Requires δ < γ so that δ₀ < 1."""
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta(delta)
+    gamma = _check_gamma(gamma)
+    if delta >= gamma:
+        raise ValueError(f"delta must be smaller than gamma={gamma} (δ₀ = δ/γ < 1), got {delta!r}")
+    return classical_gaussian_sigma(epsilon / (2 * gamma), delta / gamma, sensitivity)
+
+
+def paper_calibration_conditions(epsilon: float, gamma: float) -> dict[str, float | bool]:
+    """ε₀ = ε/(2γ) of eq. (16) and whether the two conditions behind it hold.
+
+    ``classical_valid``: ε₀ < 1 (classical Gaussian calibration, Dwork & Roth Thm A.1);
+    ``chain_valid``: ε₀ ≤ :data:`CHAIN_THRESHOLD` (last link of eq. 15).
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    gamma = _check_gamma(gamma)
+    eps0 = epsilon / (2 * gamma)
+    return {"epsilon0": eps0, "classical_valid": eps0 < 1, "chain_valid": eps0 <= CHAIN_THRESHOLD}
+
+
+def exact_noise_std(epsilon: float, delta: float, sensitivity: float, gamma: float) -> float:
+    """Smallest σ that makes the subsampled release (ε, δ)-DP under eq. (15)'s amplification.
+
+    Inverts the amplification exactly, ε₀ = log(1 + (e^ε − 1)/γ), δ₀ = δ/γ, and calibrates
+    with the analytic Gaussian mechanism (Balle & Wang 2018).
+    """
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta(delta)
+    gamma = _check_gamma(gamma)
+    if delta >= gamma:
+        raise ValueError(f"delta must be smaller than gamma={gamma} (δ₀ = δ/γ < 1), got {delta!r}")
+    eps0 = math.log1p(math.expm1(epsilon) / gamma)
+    return analytic_gaussian_sigma(eps0, delta / gamma, sensitivity)
+
+
+def realized_epsilon(sigma: float, delta: float, sensitivity: float, gamma: float) -> float:
+    """ε actually guaranteed by noise σ after amplification: log(1 + γ(e^{ε₀} − 1)) with ε₀
+    the analytic Gaussian mechanism's ε at δ₀ = δ/γ."""
+    sigma = check_positive("sigma", sigma)
+    delta = check_delta(delta)
+    gamma = _check_gamma(gamma)
+    if delta >= gamma:
+        raise ValueError(f"delta must be smaller than gamma={gamma} (δ₀ = δ/γ < 1), got {delta!r}")
+    eps0 = analytic_gaussian_epsilon(delta / gamma, sensitivity, sigma)
+    return math.log1p(gamma * math.expm1(eps0))
+
+
+def paper_calibration_failure_epsilon(
+    delta: float, gamma: float, sensitivity: float = 1.0, epsilon_max: float = 50.0
+) -> float:
+    """Smallest target ε at which eq. (16)'s noise no longer gives (ε, δ) after amplification.
+
+    Root of realized_epsilon(paper_noise_std(ε)) = ε (Brent's method), searched from the
+    smallest ε whose ε₀ = ε/(2γ) reaches 1 (below that, the classical calibration and the
+    chain are both valid). Raises ValueError if none is found up to ``epsilon_max``.
+    """
+    delta = check_delta(delta)
+    gamma = _check_gamma(gamma)
+    epsilon_max = check_positive("epsilon_max", epsilon_max)
+
+    def excess(eps: float) -> float:
+        return realized_epsilon(paper_noise_std(eps, delta, sensitivity, gamma), delta,
+                                sensitivity, gamma) - eps
+
+    low = 2 * gamma  # ε₀ = 1
+    if excess(low) > 0:
+        raise ValueError(f"eq. (16) already fails at eps0 = 1 (gamma={gamma}, delta={delta})")
+    grid = np.linspace(low, epsilon_max, 400)
+    for a, b in zip(grid[:-1], grid[1:]):
+        if excess(b) > 0:
+            return float(brentq(excess, a, b, xtol=1e-12, rtol=1e-12))
+    raise ValueError(f"eq. (16) stays valid up to epsilon_max={epsilon_max} (gamma={gamma})")

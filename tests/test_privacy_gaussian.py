@@ -1,0 +1,147 @@
+"""The Gaussian mechanism (classical and analytic calibration) and DP-FedPAQ's eqs. (13)–(16)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+
+from fedrepro.privacy import amplification, gaussian
+
+
+def _delta_mp(eps: float, sens: float, sigma: float) -> float:
+    mpmath.mp.dps = 60
+    e, d, s = mpmath.mpf(eps), mpmath.mpf(sens), mpmath.mpf(sigma)
+    return float(mpmath.ncdf(d / (2 * s) - e * s / d) - mpmath.exp(e) * mpmath.ncdf(-d / (2 * s) - e * s / d))
+
+
+@pytest.mark.parametrize("eps,sens,sigma", [(0.5, 1.0, 1.0), (1.0, 1.0, 3.0), (5.0, 1.0, 0.7),
+                                            (20.0, 2.0, 0.5), (0.01, 1.0, 50.0), (3.0, 1.0, 2.0)])
+def test_analytic_delta_equals_high_precision_formula(eps, sens, sigma):
+    # 1e-9 relative: log-CDF evaluation keeps relative accuracy even for tiny δ (60-digit reference).
+    assert gaussian.analytic_gaussian_delta(eps, sens, sigma) == pytest.approx(_delta_mp(eps, sens, sigma), rel=1e-9)
+
+
+def test_analytic_delta_at_zero_and_decreasing():
+    # δ(0) = 2Φ(Δ/(2σ)) − 1 (total variation of two Gaussians); 1e-12 relative.
+    assert gaussian.analytic_gaussian_delta(0.0, 1.0, 2.0) == pytest.approx(2 * 0.5 * (1 + math.erf(0.25 / math.sqrt(2))) - 1, rel=1e-12)
+    for sigma in (0.3, 1.0, 5.0):
+        deltas = np.array([gaussian.analytic_gaussian_delta(e, 1.0, sigma) for e in np.linspace(0, 30, 301)])
+        assert np.all((deltas >= 0) & (deltas <= 1))
+        positive = deltas[deltas > 0]
+        assert np.all(np.diff(positive) < 0)
+
+
+@pytest.mark.parametrize("eps,delta", [(0.1, 1e-5), (1.0, 1e-5), (4.0, 1e-8), (0.5, 0.1)])
+def test_analytic_sigma_is_the_smallest_valid_noise(eps, delta):
+    sigma = gaussian.analytic_gaussian_sigma(eps, delta, 1.0)
+    # 1e-8 relative: the root finder solves log δ(σ) = log δ to ~1e-13 in log σ.
+    assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma) == pytest.approx(delta, rel=1e-8)
+    assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma * 0.999) > delta
+    # scaling: σ is proportional to the sensitivity (1e-10 relative).
+    assert gaussian.analytic_gaussian_sigma(eps, delta, 3.0) == pytest.approx(3 * sigma, rel=1e-10)
+
+
+def test_analytic_epsilon_inverts_delta():
+    for sigma in (0.5, 2.0, 10.0):
+        eps = gaussian.analytic_gaussian_epsilon(1e-5, 1.0, sigma)
+        # 1e-8 relative: root finding on log δ(ε).
+        assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma) == pytest.approx(1e-5, rel=1e-8)
+
+
+def test_classical_calibration_is_valid_below_one():
+    for delta in (1e-2, 1e-5, 1e-9):
+        for eps in np.linspace(0.01, 0.99, 25):
+            sigma_c = gaussian.classical_gaussian_sigma(eps, delta, 1.0)
+            assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma_c) <= delta
+            assert gaussian.analytic_gaussian_sigma(eps, delta, 1.0) <= sigma_c
+
+
+@pytest.mark.parametrize("delta", [1e-5, 1e-4])
+def test_classical_calibration_fails_beyond_a_large_epsilon(delta):
+    fail = gaussian.classical_calibration_failure_epsilon(delta)
+    assert fail > 1.0
+    below, above = fail * 0.99, fail * 1.01
+    assert gaussian.analytic_gaussian_delta(below, 1.0, gaussian.classical_gaussian_sigma(below, delta, 1.0)) <= delta
+    assert gaussian.analytic_gaussian_delta(above, 1.0, gaussian.classical_gaussian_sigma(above, delta, 1.0)) > delta
+
+
+def test_classical_calibration_failure_points():
+    # Pinned findings (2e-3 absolute, three decimals): where eq. (13) stops giving (ε, δ)-DP.
+    assert gaussian.classical_calibration_failure_epsilon(1e-5) == pytest.approx(8.420, abs=2e-3)
+    assert gaussian.classical_calibration_failure_epsilon(1e-4) == pytest.approx(7.991, abs=2e-3)
+
+
+def test_gaussian_rdp_formula():
+    # Mironov 2017 Prop. 7; 1e-15 relative (one multiplication and division).
+    assert gaussian.gaussian_rdp(3.0, 2.0, 4.0) == pytest.approx(3 * 4 / (2 * 16), rel=1e-15)
+
+
+# --------------------------------------------------------------------------- DP-FedPAQ eq. (15)/(16)
+
+
+def test_chain_threshold_solves_its_equation():
+    t = amplification.CHAIN_THRESHOLD
+    # 1e-12 absolute: Brent's method to xtol 1e-15.
+    assert math.expm1(t) == pytest.approx(2 * t, abs=1e-12)
+    assert 1.25 < t < 1.26
+
+
+@pytest.mark.parametrize("eps0", [0.05, 0.5, 1.0, 1.25, 1.26, 2.0, 5.0])
+def test_amplification_chain_links(eps0):
+    steps = amplification.amplification_chain(eps0, E=10, b=12, n=600)
+    values = [s.value for s in steps]
+    for prev, step in zip(values, steps[1:]):
+        if step.holds:  # where its condition holds, each expression bounds its predecessor
+            assert step.value >= prev * (1 - 1e-14)
+    assert steps[-1].holds == (eps0 <= amplification.CHAIN_THRESHOLD)
+    if eps0 > amplification.CHAIN_THRESHOLD:
+        assert values[3] < values[2]  # the last link of eq. (15) is then false
+
+
+def test_inclusion_probability_below_gamma():
+    for E, b, n in ((10, 12, 600), (1, 600, 600), (5, 1, 7)):
+        assert amplification.inclusion_probability(E, b, n) <= E * b / n
+
+
+def test_eq16_is_the_printed_formula():
+    eps, delta, sens, gamma = 0.7, 1e-4, 2.0, 0.2
+    expected = math.sqrt(8 * gamma**2 * sens**2 * math.log(1.25 * gamma / delta) / eps**2)
+    # 1e-12 relative: the same algebra in another order.
+    assert amplification.paper_noise_std(eps, delta, sens, gamma) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("gamma", [0.2, 0.8])
+def test_exact_calibration_attains_the_target(gamma):
+    for eps in (0.1, 1.0, 3.0):
+        sigma = amplification.exact_noise_std(eps, 1e-4, 1.0, gamma)
+        # 1e-7 relative: two root findings in sequence.
+        assert amplification.realized_epsilon(sigma, 1e-4, 1.0, gamma) == pytest.approx(eps, rel=1e-7)
+
+
+def test_eq16_is_violated_at_gamma_0p2_and_large_epsilon():
+    sigma = amplification.paper_noise_std(1.5, 1e-4, 1.0, 0.2)
+    assert amplification.realized_epsilon(sigma, 1e-4, 1.0, 0.2) > 1.5
+    fail = amplification.paper_calibration_failure_epsilon(1e-4, 0.2)
+    assert 0.4 < fail < 1.5  # beyond ε₀ = 1 (ε = 0.4) and before 1.5
+    cond = amplification.paper_calibration_conditions(1.5, 0.2)
+    assert not cond["classical_valid"] and not cond["chain_valid"]
+
+
+@pytest.mark.parametrize("call,name", [
+    (lambda: gaussian.analytic_gaussian_delta(-1.0, 1.0, 1.0), "epsilon"),
+    (lambda: gaussian.analytic_gaussian_delta(1.0, 0.0, 1.0), "sensitivity"),
+    (lambda: gaussian.analytic_gaussian_delta(1.0, 1.0, 0.0), "sigma"),
+    (lambda: gaussian.analytic_gaussian_sigma(1.0, 1.5, 1.0), "delta"),
+    (lambda: gaussian.classical_gaussian_sigma(0.0, 1e-5, 1.0), "epsilon"),
+    (lambda: gaussian.gaussian_rdp(1.0, 1.0, 1.0), "alpha"),
+    (lambda: amplification.paper_noise_std(1.0, 1e-4, 1.0, 1.5), "gamma"),
+    (lambda: amplification.paper_noise_std(1.0, 0.3, 1.0, 0.2), "delta"),
+    (lambda: amplification.inclusion_probability(10, 700, 600), "b"),
+    (lambda: amplification.amplified_epsilon(1.0, 0.0), "probability"),
+])
+def test_bad_inputs_name_the_parameter(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()

@@ -1,0 +1,48 @@
+"""The privacy scorecard provider and the chapter's experiments (results store, determinism)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fedrepro.privacy import experiments, scorecard as privacy_scorecard
+from fedrepro.report import scorecard
+
+
+@pytest.fixture()
+def results_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDREPRO_RESULTS_DIR", str(tmp_path / "results"))
+    return tmp_path / "results"
+
+
+def test_provider_statuses(results_dir):
+    items = {it.id: it for it in scorecard.build(privacy_scorecard.outcomes())
+             if it.ref == privacy_scorecard.TABLE and it.kind == "table-cell"}
+    assert len(items) == 10
+    last = items.pop("alidpfl-main-Teps-iterations-eps-3p75")
+    assert all(it.status == "match" for it in items.values()), {k: it.status for k, it in items.items()}
+    assert last.status == "miss" and last.ours == 1538
+    assert "1538" in last.reason and "1585" in last.reason
+    assert (results_dir / "privacy" / "alidpfl-iteration-counts.json").exists()
+
+
+def test_provider_string_resolves(results_dir):
+    merged = scorecard.collect_outcomes(("fedrepro.privacy.scorecard:outcomes",))
+    assert len(merged) == 10
+
+
+def test_quick_experiments_are_deterministic(results_dir):
+    cfg = experiments.Lemma5CheckConfig(profile="quick")
+    first = experiments.run_lemma5_check(cfg)
+    assert first == experiments.run_lemma5_check(cfg)
+    assert first["violations"] == 0 and first["max_ratio"] <= 1.0
+    cal = experiments.load(experiments.CalibrationConfig(profile="quick"))
+    assert (results_dir / "privacy" / "dpfedpaq-calibration-quick.json").exists()
+    # the paper's calibration fails at γ = 0.2 before ε = 1.5, never at ε₀ < 1
+    assert 0.4 < cal["fedpaq_failure_epsilon"][0] < 1.5
+
+
+def test_bad_profile_and_config():
+    with pytest.raises(ValueError, match="profile"):
+        experiments.run_proposition4(experiments.Proposition4Config(profile="fast"))
+    with pytest.raises(ValueError, match="config"):
+        experiments.load(object())
