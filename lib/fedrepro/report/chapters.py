@@ -64,6 +64,8 @@ def strip_run_metadata(path: Path) -> None:
     for cell in nb.cells:
         if "injected-parameters" in cell.metadata.get("tags", []):
             cell["id"] = "injected-parameters"  # papermill gives it a random id
+            if "remove-cell" not in cell.metadata["tags"]:
+                cell.metadata["tags"].append("remove-cell")  # the book shows only the literal cell
         cell.metadata.pop("execution", None)
         cell.metadata.get("papermill", {}).clear()
         cell.metadata.pop("papermill", None)
