@@ -55,7 +55,10 @@ STATUSES: tuple[str, ...] = ("match", "miss", "erratum", "not-run")
 KINDS: tuple[str, ...] = ("table-cell", "figure", "claim", "check")
 
 #: ``"module:function"`` of every provider of outcomes; each part adds its own.
-PROVIDERS: tuple[str, ...] = ()
+PROVIDERS: tuple[str, ...] = (
+    "fedrepro.fedplt.scorecard:outcomes",
+    "fedrepro.privacy.scorecard:outcomes",
+)
 
 #: Why an item is not run yet, per paper, until its part is implemented.
 _NOT_IMPLEMENTED = {
