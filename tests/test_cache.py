@@ -232,3 +232,23 @@ def test_forced_run_units_ignores_units_of_an_interrupted_run(results_dir, monke
     monkeypatch.setenv("FEDREPRO_FORCE", "1")  # what `make reproduce` sets
     cache.run_units(ToyConfig(), ["a", "b"], unit, progress=False)
     assert calls == ["a", "a", "b"]  # "a" recomputed, not taken from the interrupted run
+
+
+def test_read_only_never_computes(results_dir):
+    calls = []
+
+    def run(cfg):
+        calls.append(cfg)
+        return {"value": 1.0}
+
+    cfg = ToyConfig(n=7)
+    with cache.read_only():
+        with pytest.raises(cache.MissingResult, match="toy"):
+            cache.load_or_run(cfg, run)
+        with pytest.raises(cache.MissingResult):
+            cache.run_units(cfg, ["a", "b"], lambda c, u: {"u": u}, progress=False)
+    assert calls == []
+    cache.load_or_run(cfg, run)  # outside the block it computes
+    with cache.read_only():
+        assert cache.load_or_run(cfg, run) == {"value": 1.0}
+    assert len(calls) == 1

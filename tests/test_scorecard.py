@@ -103,3 +103,12 @@ def test_committed_scorecard_is_current():
     committed = (REPO / "data" / "results" / "scorecard.json").read_text(encoding="utf-8")
     assert committed == scorecard.render(scorecard.build(scorecard.collect_outcomes())), (
         "data/results/scorecard.json is out of date: run `make book` (or `make scorecard`)")
+
+
+def test_providers_without_fresh_results_are_skipped_not_computed(results_dir):
+    # an empty results store: the scorecard must not start the chapters' computations
+    missing = []
+    outcomes = scorecard.collect_outcomes(missing=missing)
+    assert outcomes == {}
+    assert [spec for spec, _ in missing] == list(scorecard.PROVIDERS)
+    assert all("no fresh stored result" in why for _, why in missing)

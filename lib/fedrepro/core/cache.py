@@ -22,6 +22,8 @@ most the unit in progress and resumes where it stopped.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import hashlib
 import importlib
@@ -30,13 +32,15 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 
 __all__ = [
+    "MissingResult",
+    "read_only",
     "ExperimentConfig",
     "StoredResult",
     "atomic_write_text",
@@ -374,6 +378,28 @@ def _resolve_force(force: bool | None) -> bool:
     return os.environ.get("FEDREPRO_FORCE", "") == "1" if force is None else force
 
 
+class MissingResult(LookupError):
+    """Raised by :func:`load_or_run` under :func:`read_only` when no fresh result is stored."""
+
+
+_READ_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("fedrepro_read_only", default=False)
+
+
+@contextlib.contextmanager
+def read_only() -> Iterator[None]:
+    """Within this block :func:`load_or_run` (and :func:`run_units`) only read the store:
+    a missing or stale result raises :class:`MissingResult` instead of being computed.
+
+    The scorecard uses it, so that it reports what the chapters have computed and never
+    starts a long computation itself.
+    """
+    token = _READ_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _READ_ONLY.reset(token)
+
+
 def load_or_run(
     config: ExperimentConfig,
     run: Callable[[ExperimentConfig], Mapping[str, Any]],
@@ -386,6 +412,13 @@ def load_or_run(
     ``force=True`` (or ``$FEDREPRO_FORCE=1``, which ``make reproduce`` sets) ignores the
     store and recomputes.
     """
+    if _READ_ONLY.get():
+        stored = load(config, root)
+        if stored is None:
+            raise MissingResult(
+                f"no fresh stored result for {type(config).part}/{config.result_name()} "
+                f"({type(config).__name__}); run the chapter that computes it")
+        return stored.result
     force = _resolve_force(force)
     if not force:
         stored = load(config, root)

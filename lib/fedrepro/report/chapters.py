@@ -51,6 +51,20 @@ def chapters(root: Path | None = None) -> list[Path]:
     return sorted(notebooks, key=lambda p: p.name == "report.ipynb")
 
 
+def _merge_streams(outputs: list) -> list:
+    """Join consecutive stream outputs of the same name: how the kernel splits printed text
+    into chunks depends on timing, the text itself does not."""
+    merged: list = []
+    for out in outputs:
+        prev = merged[-1] if merged else None
+        if (out.get("output_type") == "stream" and prev is not None
+                and prev.get("output_type") == "stream" and prev.get("name") == out.get("name")):
+            prev["text"] = prev["text"] + out["text"]
+        else:
+            merged.append(out)
+    return merged
+
+
 def strip_run_metadata(path: Path) -> None:
     """Remove papermill's timestamps, durations and random cell id: reruns give identical files."""
     import nbformat
@@ -66,6 +80,8 @@ def strip_run_metadata(path: Path) -> None:
             cell["id"] = "injected-parameters"  # papermill gives it a random id
             if "remove-cell" not in cell.metadata["tags"]:
                 cell.metadata["tags"].append("remove-cell")  # the book shows only the literal cell
+        if cell.cell_type == "code":
+            cell.outputs = _merge_streams(cell.get("outputs", []))
         cell.metadata.pop("execution", None)
         cell.metadata.get("papermill", {}).clear()
         cell.metadata.pop("papermill", None)

@@ -21,6 +21,7 @@ into a numerical check) that have no row in ``data/paper``.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import importlib
 import json
@@ -29,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from fedrepro.core.cache import atomic_write_text, results_root
+from fedrepro.core.cache import MissingResult, atomic_write_text, read_only, results_root
 from fedrepro.report import paper as paper_data
 
 __all__ = [
@@ -232,12 +233,26 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def collect_outcomes(providers: Iterable[str] = PROVIDERS) -> dict[str, Outcome]:
-    """Call every provider and merge their outcomes (an id given twice is an error)."""
+def collect_outcomes(providers: Iterable[str] = PROVIDERS, *, compute: bool = False,
+                     missing: list[tuple[str, str]] | None = None) -> dict[str, Outcome]:
+    """Call every provider and merge their outcomes (an id given twice is an error).
+
+    Providers read the results store. Unless ``compute`` is true they run under
+    :func:`fedrepro.core.cache.read_only`: a provider whose results are missing or stale is
+    skipped (its items stay ``not-run``) and ``(provider, why)`` is appended to ``missing``
+    when a list is given.
+    """
     merged: dict[str, Outcome] = {}
     for spec in providers:
         module_name, _, func = spec.partition(":")
-        outcomes = getattr(importlib.import_module(module_name), func)()
+        provider = getattr(importlib.import_module(module_name), func)
+        try:
+            with contextlib.nullcontext() if compute else read_only():
+                outcomes = provider()
+        except MissingResult as exc:
+            if missing is not None:
+                missing.append((spec, str(exc)))
+            continue
         for key, out in outcomes.items():
             if key in merged:
                 raise ValueError(f"scorecard item {key} reported by two providers")
