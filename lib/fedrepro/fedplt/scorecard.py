@@ -1,6 +1,7 @@
 """Scorecard provider of the Fed-PLT theory chapter: one ``check`` item per statement (v2
 numbering), and the claims of ``data/paper/claims/fedplt.yaml`` that are checks of these
-statements.
+statements; plus the check of v1's stated moduli of the logistic costs (chapter "the test
+problems", :mod:`fedrepro.fedplt.problems_report`).
 
 Provider string: ``"fedrepro.fedplt.scorecard:outcomes"``. It reads the stored results of
 the chapter's experiments (paper profile) through :func:`fedrepro.core.cache.load_or_run`,
@@ -131,9 +132,34 @@ def _claim_outcomes(stab: dict[str, Any], rate: dict[str, Any], ce: dict[str, An
     return out
 
 
+def _constants_outcomes(problems: dict[str, Any]) -> dict[str, Outcome]:
+    """v1 §VII states ``f_i in F_{eps, q_i/4 + eps}`` (``eps = 5``); the chapter "the test
+    problems" measures the smallest Hessian eigenvalue of the ``f_i`` at ``x = 0``, at ``x*`` and
+    far from the origin. Any sampled eigenvalue below ``eps`` refutes the stated modulus (an
+    eigenvalue computation, exact up to round-off, far below the gap)."""
+    f = problems["v1_finding"]
+    measured = min(f["far_min"], f["at_zero"], f["at_x_star"])
+    fails = measured < f["stated_lam"]
+    corrected_holds = measured >= f["corrected_lam"] - 1e-9  # eigensolver round-off
+    reason = (f"smallest Hessian eigenvalue over the v1 agents: {sig3(f['at_zero'])} at x = 0, "
+              f"{sig3(f['at_x_star'])} at x*, {sig3(f['far_min'])}-{sig3(f['far_max'])} at ||x|| = "
+              f"{sig3(f['radius'])} (random directions), against the stated eps = {sig3(f['stated_lam'])}; "
+              f"the per-agent regulariser eps/(2N)||x||^2 gives eps/N = {sig3(f['corrected_lam'])} "
+              f"({'holds' if corrected_holds else 'fails'} at every sampled point), and eps is the modulus "
+              f"of the sum (measured {sig3(f['far_total_min'])}); stated lam_bar max_i q_i/4 + eps = "
+              f"{sig3(f['stated_lam_bar'])} becomes {sig3(f['corrected_lam_bar_loose'])} (loose) or "
+              f"{sig3(f['corrected_lam_bar_tight'])} (tight) (see the errata page)")
+    return {"fedplt-v1-check-constants": Outcome(
+        ours=f"min lam_min(Hess f_i) = {sig3(measured)}", status="erratum" if fails else "match",
+        reason=reason, kind="check", paper="fedplt", version="v1", ref="§VII setup (constants)",
+        paper_value=f"f_i in F_(eps, q_i/4 + eps), eps = {sig3(f['stated_lam'])}",
+        tolerance="any sampled Hessian eigenvalue below the stated modulus refutes it")}
+
+
 def outcomes() -> dict[str, Outcome]:
-    """Outcomes of every theory check and of the claims that are checks of the statements."""
-    from fedrepro.fedplt import theory
+    """Outcomes of every theory check, of the claims that are checks of the statements, and
+    of the v1 constants check (chapter "the test problems")."""
+    from fedrepro.fedplt import problems_report, theory
 
     checks = theory.load_checks("paper")
     ce = theory.load_counterexamples("paper")
@@ -141,6 +167,7 @@ def outcomes() -> dict[str, Outcome]:
     rate = theory.load_rate("paper")
     out = _check_outcomes(checks, ce)
     out.update(_claim_outcomes(stab, rate, ce))
+    out.update(_constants_outcomes(problems_report.load("paper")))
     for key, o in out.items():
         if isinstance(o.ours, float) and math.isnan(o.ours):
             raise ValueError(f"outcome {key} has no value")
