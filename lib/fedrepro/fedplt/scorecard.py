@@ -1,7 +1,8 @@
 """Scorecard provider of the Fed-PLT theory chapter: one ``check`` item per statement (v2
 numbering), and the claims of ``data/paper/claims/fedplt.yaml`` that are checks of these
-statements; plus the check of v1's stated moduli of the logistic costs (chapter "the test
-problems", :mod:`fedrepro.fedplt.problems_report`).
+statements (Proposition 1 with the logistic evidence of
+:mod:`fedrepro.fedplt.theory_jacobian` in its reason); plus the check of v1's stated moduli
+of the logistic costs (chapter "the test problems", :mod:`fedrepro.fedplt.problems_report`).
 
 Provider string: ``"fedrepro.fedplt.scorecard:outcomes"``. It reads the stored results of
 the chapter's experiments (paper profile) through :func:`fedrepro.core.cache.load_or_run`,
@@ -10,6 +11,7 @@ which recomputes them if they are missing or stale.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -132,6 +134,21 @@ def _claim_outcomes(stab: dict[str, Any], rate: dict[str, Any], ce: dict[str, An
     return out
 
 
+def _logistic_prop1_evidence(jac: dict[str, Any]) -> str:
+    """Proposition 1 on the logistic costs of §VII (chapter section "On logistic costs"): the
+    largest Jacobian norm of one round over sampled states against ``||S||`` and ``||S~||``."""
+    from fedrepro.fedplt.theory_jacobian import jacobian_summary
+
+    s = jacobian_summary(jac)
+    p, c = s["paper"], s["corrected"]
+    return (f"; on logistic costs (max over sampled states of the round's Jacobian norm): printed bound fails at "
+            f"{p['failing']} of {p['applicable']} applicable instances ({p['failing_rho_below_1']} of "
+            f"{p['applicable_rho_below_1']} with rho < 1, {p['failing_rho_at_least_1']} with rho >= 1), max ratio "
+            f"{sig3(p['max_ratio'])}; corrected bound {'holds' if c['failing'] == 0 else 'fails'} "
+            f"({c['failing']} failing of {c['applicable']}), max ratio {sig3(c['max_ratio'])}, median "
+            f"{sig3(c['median_ratio'])}")
+
+
 def _constants_outcomes(problems: dict[str, Any]) -> dict[str, Outcome]:
     """v1 §VII states ``f_i in F_{eps, q_i/4 + eps}`` (``eps = 5``); the chapter "the test
     problems" measures the smallest Hessian eigenvalue of the ``f_i`` at ``x = 0``, at ``x*`` and
@@ -159,13 +176,16 @@ def _constants_outcomes(problems: dict[str, Any]) -> dict[str, Outcome]:
 def outcomes() -> dict[str, Outcome]:
     """Outcomes of every theory check, of the claims that are checks of the statements, and
     of the v1 constants check (chapter "the test problems")."""
-    from fedrepro.fedplt import problems_report, theory
+    from fedrepro.fedplt import problems_report, theory, theory_jacobian
 
     checks = theory.load_checks("paper")
     ce = theory.load_counterexamples("paper")
     stab = theory.load_stability("paper")
     rate = theory.load_rate("paper")
     out = _check_outcomes(checks, ce)
+    prop1 = out["fedplt-v2-check-prop1"]
+    out["fedplt-v2-check-prop1"] = dataclasses.replace(
+        prop1, reason=prop1.reason + _logistic_prop1_evidence(theory_jacobian.load_jacobian("paper")))
     out.update(_claim_outcomes(stab, rate, ce))
     out.update(_constants_outcomes(problems_report.load("paper")))
     for key, o in out.items():

@@ -106,6 +106,21 @@ def max_steps_bisection(
     return result
 
 
+def _affine_guess(target: float, rdp: np.ndarray, orders: tuple, delta: float,
+                  conversion: Conversion) -> int | None:
+    """max_α floor((target − c(α)) / R(α)), with c(α) the conversion's constant term
+    (basic: log(1/δ)/(α − 1); improved: log(1 − 1/α) − (log δ + log α)/(α − 1))."""
+    a = np.asarray(orders, dtype=float)
+    if conversion == "basic":
+        offsets = np.log(1 / delta) / (a - 1)
+    else:
+        offsets = np.log1p(-1 / a) - (np.log(delta) + np.log(a)) / (a - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        steps = np.floor((target - offsets) / rdp)
+    steps = steps[np.isfinite(steps)]
+    return int(steps.max()) if steps.size else None
+
+
 def max_steps_exact(
     target_epsilon: float,
     q: float,
@@ -132,6 +147,13 @@ def max_steps_exact(
             f"target_epsilon={target_epsilon} allows no step: one step already spends "
             f"ε = {eps(1):.4g}"
         )
+    # Closed form: per order ε_α(T) = T·R(α) + c(α) is affine in T, so the largest T is
+    # max_α floor((target − c(α)) / R(α)); confirmed below at T and T + 1 (rounding, and the
+    # improved conversion's clipping at 0), falling back to the search if it is not.
+    guess = _affine_guess(target_epsilon, rdp, orders, delta, conversion)
+    if guess is not None and 1 <= guess < _EXACT_STEPS_CAP:
+        if eps(guess) <= target_epsilon < eps(guess + 1):
+            return guess
     low, high = 1, 2  # invariant: eps(low) <= target < eps(high)
     while eps(high) <= target_epsilon:
         low, high = high, high * 2

@@ -82,6 +82,23 @@ def rdp_integer_order(q: float, sigma: float, alpha: int) -> float:
     return log_a / (alpha - 1)
 
 
+def _rdp_integer_orders(q: float, sigma: float, alphas: np.ndarray) -> np.ndarray:
+    """:func:`rdp_integer_order` at many integer orders at once: one (orders × k) array of
+    log-terms of eq. (17), masked above each order, and one ``logsumexp`` along k."""
+    alphas = np.asarray(alphas, dtype=float)
+    a = alphas[:, None]
+    k = np.arange(2, int(alphas.max()) + 1, dtype=float)[None, :]
+    valid = k <= a
+    log_gain = _log_expm1((k * k - k) / (2 * sigma**2))
+    if q == 1.0:
+        log_excess = log_gain[0, alphas.astype(int) - 2]  # only k = α survives
+    else:
+        log_binom = gammaln(a + 1.0) - gammaln(k + 1.0) - gammaln(np.where(valid, a - k, 0.0) + 1.0)
+        log_terms = log_binom + (a - k) * math.log1p(-q) + k * math.log(q) + log_gain
+        log_excess = logsumexp(np.where(valid, log_terms, -np.inf), axis=1)
+    return np.logaddexp(0.0, log_excess) / (alphas - 1)  # log A_α = log(1 + (A_α − 1))
+
+
 def _log_a_fractional(q: float, sigma: float, alpha: float) -> float:
     """log A_α from the two series of Mironov, Talwar & Zhang (2019, §3.3), any real α > 1."""
     z0 = sigma**2 * math.log(1 / q - 1) + 0.5
@@ -138,20 +155,20 @@ def rdp_fractional_order(q: float, sigma: float, alpha: float) -> float:
 def rdp_sampled_gaussian(q: float, sigma: float, orders: float | Iterable[float]) -> np.ndarray:
     """Per-step RDP of the Poisson-sampled Gaussian mechanism at each order (array).
 
-    Integer orders use :func:`rdp_integer_order` (ALI-DPFL eq. 17), other orders
-    :func:`rdp_fractional_order`. ``sigma`` is the noise multiplier (noise std divided by the
+    Integer orders use eq. (17) as :func:`rdp_integer_order`, all at once (one masked
+    array), other orders :func:`rdp_fractional_order`. ``sigma`` is the noise multiplier (noise std divided by the
     L2 sensitivity); ``q`` ∈ (0, 1] the Poisson sampling rate.
     """
     q = check_sampling_rate(q)
     sigma = check_positive("sigma", sigma)
-    orders_arr = check_orders(orders)
-    return np.array(
-        [
-            rdp_integer_order(q, sigma, int(a)) if float(a).is_integer()
-            else rdp_fractional_order(q, sigma, float(a))
-            for a in orders_arr
-        ]
-    )
+    orders_arr = np.asarray(check_orders(orders), dtype=float)
+    integer = orders_arr == np.floor(orders_arr)
+    out = np.empty(orders_arr.shape, dtype=float)
+    if integer.any():
+        out[integer] = _rdp_integer_orders(q, sigma, orders_arr[integer])
+    for idx in np.flatnonzero(~integer):
+        out[idx] = rdp_fractional_order(q, sigma, float(orders_arr[idx]))
+    return out
 
 
 def compose(rdp: np.ndarray | Iterable[float], steps: float | np.ndarray) -> np.ndarray:

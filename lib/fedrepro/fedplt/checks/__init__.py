@@ -73,3 +73,5 @@ __all__ = [
     "counterexample_proposition3",
     "counterexample_proposition4",
 ]
+from fedrepro.fedplt.checks.jacobian import JacobianInstance, check_proposition1_logistic, round_jacobian  # noqa: E402
+__all__ += ["JacobianInstance", "check_proposition1_logistic", "round_jacobian"]

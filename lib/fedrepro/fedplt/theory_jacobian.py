@@ -1,0 +1,183 @@
+"""Experiment of the chapter "Fed-PLT: the theory, checked", section "On logistic costs":
+Proposition 1 on the logistic problems of §VII, through the Jacobian of one round
+(:mod:`fedrepro.fedplt.checks.jacobian`, spec §10.6 (iii)).
+
+For every ``(setup, smoothness, rho, Ne)`` of the grid, ``max_s ||J_T(s)||_2`` over the sampled
+states (a lower bound of the round's Lipschitz constant) is compared with ``||S||_2`` (printed)
+and ``||S~||_2`` (corrected), where ``S`` is stable. Kept apart from
+:mod:`fedrepro.fedplt.theory` so that the other stored theory results do not depend on this
+module's source.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fedrepro.core.cache import ExperimentConfig, run_units
+from fedrepro.core.rng import generator
+from fedrepro.report.book import check_profile, sig3
+
+__all__ = ["JacobianConfig", "load_jacobian", "jacobian_summary", "jacobian_verdict", "figure_jacobian"]
+
+VARIANTS = ("paper", "corrected")
+
+
+@dataclass(frozen=True)
+class JacobianConfig(ExperimentConfig):
+    """Grid of the logistic Proposition 1 check: ``setups`` (``"v1"``, ``"v2"``) with ``N``
+    agents and data seed ``seed``; ``smoothness`` choices of ``lam_bar`` (the local step and
+    ``S`` both use it); ``rhos`` and ``Nes``; the sampled states (see
+    :class:`~fedrepro.fedplt.checks.jacobian.StateSampling`)."""
+
+    part: ClassVar[str] = "fedplt"
+    experiment: ClassVar[str] = "theory-jacobian"
+    code_modules: ClassVar[tuple[str, ...]] = (
+        "fedrepro.core.operators", "fedrepro.fedplt.checks", "fedrepro.fedplt.algorithm",
+        "fedrepro.fedplt.local_solvers", "fedrepro.problems", "fedrepro.fedplt.theory_jacobian",
+    )
+
+    profile: str = "paper"
+    setups: tuple[str, ...] = ("v2", "v1")
+    N: tuple[int, ...] = (10, 4)
+    seed: int = 0
+    smoothness: tuple[str, ...] = ("tight", "loose")
+    rhos: tuple[float, ...] = (0.05, 0.1, 0.2, 0.4, 1.0, 2.5, 5.0, 10.0, 20.0)
+    Nes: tuple[int, ...] = (1, 2, 5)
+    radii: tuple[float, ...] = (0.1, 1.0, 10.0, 100.0)
+    per_radius: int = 2
+    restarts: int = 2
+    steps: int = 4
+    directions: int = 1
+    lengths: tuple[float, ...] = (1.0, 10.0, 100.0)
+
+    @classmethod
+    def for_profile(cls, profile: str) -> "JacobianConfig":
+        check_profile(profile)
+        if profile == "quick":
+            return cls(profile="quick", setups=("v2",), N=(3,), smoothness=("tight",), rhos=(0.1, 2.0),
+                       Nes=(1, 2), radii=(1.0, 100.0), per_radius=1, steps=2)
+        return cls()
+
+
+def _units(config: JacobianConfig) -> list[str]:
+    return [f"{setup}--{sm}" for setup in config.setups for sm in config.smoothness]
+
+
+def _run_unit(config: JacobianConfig, unit: str) -> dict[str, Any]:
+    from fedrepro.fedplt.checks.jacobian import (
+        JacobianInstance, StateSampling, check_proposition1_logistic, max_jacobian_norm,
+    )
+
+    setup, smoothness = unit.split("--")
+    N = config.N[config.setups.index(setup)]
+    sampling = StateSampling(radii=config.radii, per_radius=config.per_radius, restarts=config.restarts,
+                             steps=config.steps, directions=config.directions, lengths=config.lengths)
+    shape = (len(config.rhos), len(config.Nes))
+    out: dict[str, Any] = {"observed": np.full(shape, np.nan), "at_fixed_point": np.full(shape, np.nan),
+                           "evaluations": np.zeros(shape, dtype=np.int64)}
+    for v in VARIANTS:
+        out[f"bound_{v}"] = np.full(shape, np.nan)
+        out[f"applicable_{v}"] = np.zeros(shape, dtype=bool)
+    for r, rho in enumerate(config.rhos):
+        for e, Ne in enumerate(config.Nes):
+            inst = JacobianInstance(setup=setup, N=N, seed=config.seed, smoothness=smoothness,
+                                    rho=float(rho), Ne=int(Ne))
+            search = max_jacobian_norm(inst, generator(config, unit, r, e), sampling)
+            out["observed"][r, e] = search.max_norm
+            out["at_fixed_point"][r, e] = search.at_fixed_point
+            out["evaluations"][r, e] = search.evaluations
+            for v in VARIANTS:
+                res = check_proposition1_logistic(inst, v, search=search)
+                out[f"bound_{v}"][r, e] = res.bound
+                out[f"applicable_{v}"][r, e] = res.details["applicable"]
+    problem = JacobianInstance(setup=setup, N=N, seed=config.seed, smoothness=smoothness).problem()
+    out.update({"setup": setup, "smoothness": smoothness, "N": int(N), "n": int(problem.n),
+                "lam": float(problem.lam), "lam_bar": float(problem.lam_bar)})
+    return out
+
+
+def load_jacobian(profile: str = "paper") -> dict[str, Any]:
+    """The stored result of :class:`JacobianConfig` (``{"units": {setup--smoothness: ...},
+    "rhos", "Nes"}``)."""
+    config = JacobianConfig.for_profile(profile)
+    result = run_units(config, _units(config), _run_unit, progress=False)
+    result = dict(result)
+    result["rhos"] = np.asarray(config.rhos, dtype=float)
+    result["Nes"] = np.asarray(config.Nes, dtype=int)
+    return result
+
+
+def _ratios(result: dict[str, Any], variant: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Applicable ``observed/bound`` ratios, their ``rho`` and the fixed-point ratios."""
+    ratios, rhos, fixed = [], [], []
+    grid_rho = np.asarray(result["rhos"], dtype=float)
+    for u in result["units"].values():
+        ok = np.asarray(u[f"applicable_{variant}"], dtype=bool)
+        bound = np.asarray(u[f"bound_{variant}"], dtype=float)
+        ratios.append((u["observed"] / bound)[ok])
+        fixed.append((u["at_fixed_point"] / bound)[ok])
+        rhos.append(np.broadcast_to(grid_rho[:, None], ok.shape)[ok])
+    return np.concatenate(ratios), np.concatenate(rhos), np.concatenate(fixed)
+
+
+def jacobian_summary(result: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Per variant: applicable instances, failures (``observed > bound (1 + 1e-9)``, the check's
+    tolerance) in all and with ``rho < 1`` / ``rho >= 1``, max and median ``observed/bound``, and
+    the median of the same ratio at the fixed point."""
+    out: dict[str, dict[str, Any]] = {}
+    for v in VARIANTS:
+        ratio, rho, fixed = _ratios(result, v)
+        fail = ratio > 1 + 1e-9
+        out[v] = {
+            "applicable": int(ratio.size), "failing": int(fail.sum()),
+            "failing_rho_below_1": int(np.sum(fail & (rho < 1))),
+            "applicable_rho_below_1": int(np.sum(rho < 1)),
+            "failing_rho_at_least_1": int(np.sum(fail & (rho >= 1))),
+            "max_ratio": float(ratio.max()) if ratio.size else math.nan,
+            "median_ratio": float(np.median(ratio)) if ratio.size else math.nan,
+            "median_ratio_fixed_point": float(np.median(fixed)) if fixed.size else math.nan,
+        }
+    return out
+
+
+def jacobian_verdict(result: dict[str, Any], variant: str) -> str:
+    """One printable line for ``variant`` (``"paper"`` or ``"corrected"``)."""
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
+    s = jacobian_summary(result)[variant]
+    label = "Proposition 1 on logistic costs" + (", corrected" if variant == "corrected" else "")
+    evals = int(sum(np.sum(u["evaluations"]) for u in result["units"].values()))
+    return (f"{label}: {'holds' if s['failing'] == 0 else 'FAILS'} ({s['failing']} failing of "
+            f"{s['applicable']} applicable instances; {s['failing_rho_below_1']} of "
+            f"{s['applicable_rho_below_1']} with rho < 1, {s['failing_rho_at_least_1']} with rho >= 1; "
+            f"{evals} Jacobians); ratio max_s ||J(s)|| / ||S||: max {sig3(s['max_ratio'])}, median "
+            f"{sig3(s['median_ratio'])}; at the fixed point median {sig3(s['median_ratio_fixed_point'])}")
+
+
+def figure_jacobian(result: dict[str, Any]):
+    """``max_s ||J_T(s)|| / ||S||`` (printed, red) and ``/ ||S~||`` (corrected, blue) against
+    ``rho`` on the instances where that ``S`` is stable; hollow markers: ``||J||`` at the
+    fixed point."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for v, colour, label in (("paper", "#c62828", r"$\max\|J\|/\|S\|$ (printed)"),
+                             ("corrected", "#1565c0", r"$\max\|J\|/\|\tilde S\|$ (corrected)")):
+        ratio, rho, fixed = _ratios(result, v)
+        jitter = np.exp(0.06 * (np.random.default_rng(0).random(rho.size) - 0.5))  # horizontal jitter only
+        ax.scatter(rho * jitter, ratio, s=12, color=colour, alpha=0.6, label=label)
+        ax.scatter(rho * jitter, fixed, s=12, facecolors="none", edgecolors=colour, alpha=0.5,
+                   label="same, at the fixed point" if v == "corrected" else None)
+    ax.axhline(1.0, color="black", lw=0.8)
+    ax.axvline(1.0, color="grey", lw=0.6, ls=":")
+    ax.set_xscale("log")
+    ax.set_xlabel(r"$\rho$")
+    ax.set_ylabel("observed / bound")
+    ax.legend(frameon=False, fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    fig.tight_layout()
+    return fig
