@@ -252,3 +252,14 @@ def test_read_only_never_computes(results_dir):
     with cache.read_only():
         assert cache.load_or_run(cfg, run) == {"value": 1.0}
     assert len(calls) == 1
+
+
+def test_fresh_result_has_the_key_order_of_a_stored_one(results_dir):
+    # a chapter that prints a dict must show the same text whether it computed or loaded it
+    def run(cfg):
+        return {"zeta": 1, "alpha": {"y": 2, "b": 3}}
+
+    fresh = cache.load_or_run(ToyConfig(n=11), run)
+    stored = cache.load_or_run(ToyConfig(n=11), run)
+    assert repr(fresh) == repr(stored)
+    assert list(fresh) == ["alpha", "zeta"]

@@ -428,8 +428,9 @@ def load_or_run(
     if not isinstance(result, Mapping):
         raise TypeError(f"run() must return a mapping, got {type(result).__name__}")
     store(config, result, root)
-    # Return what a later load returns, so fresh and cached runs look the same.
-    return decode(encode(dict(result)))
+    # Return what a later load returns (same values, same key order), so fresh and cached
+    # runs look the same.
+    return decode(json.loads(_dumps(encode(dict(result)))))
 
 
 def _units_dir(config: ExperimentConfig, root: Path | None) -> Path:
@@ -473,14 +474,15 @@ def run_units(
             else:
                 done[unit] = stored
         if todo:
-            from tqdm.auto import tqdm
+            from tqdm import tqdm  # plain text bar: no widget needed in a notebook
 
             bar = tqdm(todo, desc=f"{type(cfg).part}/{cfg.result_name()}", disable=not progress,
                        initial=len(done), total=len(units), leave=False)
             for unit in bar:
                 res = dict(run_unit(cfg, unit))
-                atomic_write_text(folder / f"{unit}.json", _dumps(encode(res)))
-                done[unit] = decode(encode(res))
+                text = _dumps(encode(res))
+                atomic_write_text(folder / f"{unit}.json", text)
+                done[unit] = decode(json.loads(text))
         ordered = {u: done[u] for u in units}
         combined = dict(combine(ordered)) if combine else {"units": ordered}
         return combined

@@ -52,10 +52,13 @@ def chapters(root: Path | None = None) -> list[Path]:
 
 
 def _merge_streams(outputs: list) -> list:
-    """Join consecutive stream outputs of the same name: how the kernel splits printed text
-    into chunks depends on timing, the text itself does not."""
+    """Drop stderr (progress bars and the run's warnings: they change from run to run and
+    may name local paths) and join consecutive stdout chunks: how the kernel splits printed
+    text into chunks depends on timing, the text itself does not."""
     merged: list = []
     for out in outputs:
+        if out.get("output_type") == "stream" and out.get("name") == "stderr":
+            continue
         prev = merged[-1] if merged else None
         if (out.get("output_type") == "stream" and prev is not None
                 and prev.get("output_type") == "stream" and prev.get("name") == out.get("name")):
