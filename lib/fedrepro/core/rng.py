@@ -12,11 +12,14 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fedrepro.core.cache import ExperimentConfig, config_to_dict
+
+if TYPE_CHECKING:
+    import torch
 
 __all__ = ["entropy_of", "seed_sequence", "generator", "torch_generator"]
 
@@ -67,7 +70,7 @@ def generator(config: ExperimentConfig | Any, *path: Any,
 
 
 def torch_generator(config: ExperimentConfig | Any, *path: Any,
-                    fields: Iterable[str] | None = None, device: str = "cpu"):
+                    fields: Iterable[str] | None = None, device: str = "cpu") -> torch.Generator:
     """A ``torch.Generator`` seeded from the same ``SeedSequence`` as :func:`generator`."""
     import torch
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -34,6 +34,10 @@ from fedrepro.core.rng import generator
 from fedrepro.fedplt.algorithm import default_step_size, run_fedplt
 from fedrepro.problems import LogisticProblem, logistic_v1, logistic_v2
 from fedrepro.report.book import check_profile, sig3
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 __all__ = [
     "PROBLEMS", "CODE_MODULES", "ProblemsConfig", "build_problems", "class_balance",
@@ -333,7 +337,7 @@ def _fmt(x: Any) -> str:
     return sig3(x)
 
 
-def problems_frame(result: dict[str, Any]):
+def problems_frame(result: dict[str, Any]) -> pd.DataFrame:
     """One row per problem: sizes, regulariser, and the realised share of label ``+1``
     (global, and smallest/largest over agents)."""
     import pandas as pd
@@ -348,7 +352,7 @@ def problems_frame(result: dict[str, Any]):
     return pd.DataFrame(rows).set_index("problem")
 
 
-def constants_frame(result: dict[str, Any]):
+def constants_frame(result: dict[str, Any]) -> pd.DataFrame:
     """The moduli per problem: ``lam`` used by the library and measured (smallest Hessian
     eigenvalue over agents and sample points), ``lam_bar`` tight and loose and the largest
     measured eigenvalue, the condition numbers ``lam_bar / lam``, the default GD steps at
@@ -368,7 +372,7 @@ def constants_frame(result: dict[str, Any]):
     return pd.DataFrame(rows).set_index("problem")
 
 
-def lam_by_radius_frame(result: dict[str, Any]):
+def lam_by_radius_frame(result: dict[str, Any]) -> pd.DataFrame:
     """Smallest Hessian eigenvalue over agents and directions, per sampling radius."""
     import pandas as pd
 
@@ -377,7 +381,7 @@ def lam_by_radius_frame(result: dict[str, Any]):
     return pd.DataFrame(data, index=pd.Index([_fmt(float(r)) for r in radii], name="radius"))
 
 
-def v1_constants_frame(result: dict[str, Any]):
+def v1_constants_frame(result: dict[str, Any]) -> pd.DataFrame:
     """The v1 finding: the smallest Hessian eigenvalue of the ``f_i`` (and of their sum) at
     ``x = 0``, at ``x*`` and far from the origin, against the stated and corrected moduli."""
     import pandas as pd
@@ -401,7 +405,7 @@ def v1_constants_frame(result: dict[str, Any]):
     return pd.DataFrame(rows, columns=["quantity", "value"]).set_index("quantity")
 
 
-def newton_frame(result: dict[str, Any]):
+def newton_frame(result: dict[str, Any]) -> pd.DataFrame:
     """``x*`` by Newton: the residual ``||sum_i grad f_i(x*)||``, the iterations and the
     smallest eigenvalue of ``grad^2 sum_i f_i(x*)`` (positive: a minimiser)."""
     import pandas as pd
@@ -416,7 +420,7 @@ def newton_frame(result: dict[str, Any]):
     return pd.DataFrame(rows).set_index("problem")
 
 
-def ne_frame(result: dict[str, Any]):
+def ne_frame(result: dict[str, Any]) -> pd.DataFrame:
     """``K*`` against ``N_e`` with the step from the loose and from the tight ``lam_bar``,
     beside the iteration counts decoded from v2 Table IX."""
     import pandas as pd
@@ -474,7 +478,7 @@ def v1_summary(result: dict[str, Any]) -> str:
             f"{bool(np.min(f['agent_min_eig']) >= f['corrected_lam'] - 1e-9)}")
 
 
-def figure_ne(result: dict[str, Any]):
+def figure_ne(result: dict[str, Any]) -> Figure:
     """``K*`` against ``N_e`` (loose and tight step) and the decoded Table IX counts."""
     import matplotlib.pyplot as plt
 
@@ -503,7 +507,7 @@ def figure_ne(result: dict[str, Any]):
     return fig
 
 
-def figure_convergence(result: dict[str, Any]):
+def figure_convergence(result: dict[str, Any]) -> Figure:
     """Convergence of Fed-PLT (local GD, loose step): ``||x_k - 1 (x) x*||`` and
     ``||sum_i grad f_i(xbar_k)||^2`` against ``k`` on the v2 convex and v1 problems."""
     import matplotlib.pyplot as plt

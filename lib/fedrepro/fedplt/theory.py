@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -24,6 +24,10 @@ from fedrepro.core import operators as ops
 from fedrepro.core.cache import ExperimentConfig, load_or_run, run_units
 from fedrepro.core.rng import generator
 from fedrepro.report.book import check_profile, sig3
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 __all__ = [
     "STATEMENT_ORDER", "CODE_MODULES",
@@ -422,7 +426,7 @@ def verdict(checks_result: dict[str, Any], statement: str, variant: str) -> str:
             f"{sig3(u['max_ratio'])}, median {sig3(u['median_ratio'])}")
 
 
-def summary_frame(checks_result: dict[str, Any]):
+def summary_frame(checks_result: dict[str, Any]) -> pd.DataFrame:
     """One row per (statement, variant): verdict, instances, failures, max and median ratio."""
     import pandas as pd
 
@@ -440,7 +444,7 @@ def summary_frame(checks_result: dict[str, Any]):
     return pd.DataFrame(rows).set_index("statement")
 
 
-def counterexample_frame(ce_result: dict[str, Any]):
+def counterexample_frame(ce_result: dict[str, Any]) -> pd.DataFrame:
     """One row per counterexample: the instance, the printed bound, the observed value and the
     corrected bound."""
     import pandas as pd
@@ -463,7 +467,7 @@ def counterexample_frame(ce_result: dict[str, Any]):
     return pd.DataFrame(rows).set_index("statement")
 
 
-def rate_frame(rate_result: dict[str, Any]):
+def rate_frame(rate_result: dict[str, Any]) -> pd.DataFrame:
     """``||S||`` (printed, corrected), ``rho(S)`` and the empirical rate per ``(rho, Ne)``."""
     import pandas as pd
 
@@ -495,7 +499,7 @@ def rate_looseness(rate_result: dict[str, Any]) -> dict[str, float]:
     return out
 
 
-def figure_ratios(checks_result: dict[str, Any]):
+def figure_ratios(checks_result: dict[str, Any]) -> Figure:
     """Distribution of ``observed / bound`` per statement (random instances as dots, the
     adversarial search's best as a cross), log scale, with the line ratio = 1."""
     import matplotlib.pyplot as plt
@@ -520,7 +524,7 @@ def figure_ratios(checks_result: dict[str, Any]):
     return fig
 
 
-def figure_proposition1(checks_result: dict[str, Any]):
+def figure_proposition1(checks_result: dict[str, Any]) -> Figure:
     """``||M|| / ||S||`` against ``rho`` on the random quadratic instances, printed and
     corrected ``S`` (only instances where that ``S`` is stable)."""
     import matplotlib.pyplot as plt
@@ -544,7 +548,7 @@ def figure_proposition1(checks_result: dict[str, Any]):
     return fig
 
 
-def figure_lemma8(ce_result: dict[str, Any]):
+def figure_lemma8(ce_result: dict[str, Any]) -> Figure:
     """Worst case over quadratics of ``|u^l|`` and ``|w^l|`` (eq. (12)) against Lemma 8's bound
     and the square-root bound, per ``kappa``, divided by ``(1 - 1/sqrt(kappa))^l``."""
     import matplotlib.pyplot as plt
@@ -570,7 +574,7 @@ def figure_lemma8(ce_result: dict[str, Any]):
     return fig
 
 
-def figure_proposition4(ce_result: dict[str, Any]):
+def figure_proposition4(ce_result: dict[str, Any]) -> Figure:
     """Exact Rényi divergence against ``K`` for each view, and the Proposition 4 bound."""
     import matplotlib.pyplot as plt
 
@@ -590,7 +594,7 @@ def figure_proposition4(ce_result: dict[str, Any]):
     return fig
 
 
-def figure_stability(stab: dict[str, Any]):
+def figure_stability(stab: dict[str, Any]) -> Figure:
     """Regions of ``(rho, Ne)`` (default step, v2 logistic moduli) where ``rho(S) < 1`` and
     ``||S|| < 1``, for the printed and the corrected ``S``."""
     import matplotlib.pyplot as plt
@@ -611,7 +615,7 @@ def figure_stability(stab: dict[str, Any]):
     return fig
 
 
-def figure_rate(rate: dict[str, Any]):
+def figure_rate(rate: dict[str, Any]) -> Figure:
     """Empirical rate of Fed-PLT on the v2 logistic problem against the corrected ``||S||``
     (loose and tight smoothness constants) and ``zeta``, per ``Ne``, as functions of ``rho``."""
     import matplotlib.pyplot as plt

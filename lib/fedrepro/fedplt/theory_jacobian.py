@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from fedrepro.core.cache import ExperimentConfig, run_units
 from fedrepro.core.rng import generator
 from fedrepro.report.book import check_profile, sig3
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["JacobianConfig", "load_jacobian", "jacobian_summary", "jacobian_verdict", "figure_jacobian"]
 
@@ -158,7 +161,7 @@ def jacobian_verdict(result: dict[str, Any], variant: str) -> str:
             f"{sig3(s['median_ratio'])}; at the fixed point median {sig3(s['median_ratio_fixed_point'])}")
 
 
-def figure_jacobian(result: dict[str, Any]):
+def figure_jacobian(result: dict[str, Any]) -> Figure:
     """``max_s ||J_T(s)|| / ||S||`` (printed, red) and ``/ ||S~||`` (corrected, blue) against
     ``rho`` on the instances where that ``S`` is stable; hollow markers: ``||J||`` at the
     fixed point."""

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["calibration_figure", "epsilon_steps_figure", "proposition4_figure"]
 
 
-def epsilon_steps_figure(curve: Mapping[str, Any], paper_steps=None, paper_epsilons=None):
+def epsilon_steps_figure(curve: Mapping[str, Any], paper_steps: Sequence[float] | None = None,
+                         paper_epsilons: Sequence[float] | None = None) -> Figure:
     """ε after T steps (ALI-DPFL setting): basic and improved RDP conversions, PLD accountant,
     and the paper's (T, ε) pairs as markers."""
     import matplotlib.pyplot as plt
@@ -34,7 +38,7 @@ def epsilon_steps_figure(curve: Mapping[str, Any], paper_steps=None, paper_epsil
     return fig
 
 
-def calibration_figure(cal: Mapping[str, Any]):
+def calibration_figure(cal: Mapping[str, Any]) -> Figure:
     """(a) σ_classical/σ_analytic for the Gaussian mechanism; (b) σ of DP-FedPAQ eq. (16)
     over the exact σ. Ratios below 1 mean the calibration does not give the target (ε, δ)."""
     import matplotlib.pyplot as plt
@@ -72,7 +76,7 @@ def calibration_figure(cal: Mapping[str, Any]):
     return fig
 
 
-def proposition4_figure(p4: Mapping[str, Any], Ne_values, K_values):
+def proposition4_figure(p4: Mapping[str, Any], Ne_values: Sequence[int], K_values: Sequence[int]) -> Figure:
     """Proposition 4 + Lemma 5 (optimal order): ε vs K per Ne (a) and vs Ne per K (b)."""
     import matplotlib.pyplot as plt
 

@@ -7,13 +7,16 @@ exactly), so the printed tables do not depend on the last bits of floating point
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fedrepro.privacy import budget
 from fedrepro.report.book import sig3
 from fedrepro.report.paper import PaperCell
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = ["accountant_gaps", "calibration_looseness", "calibration_table", "iteration_table", "paper_counts"]
 
@@ -28,7 +31,7 @@ def paper_counts(cells: Iterable[PaperCell]) -> dict[float, int]:
 
 
 def iteration_table(result: Mapping[str, Any], cells: Iterable[PaperCell], q: float, sigma: float,
-                    delta: float):
+                    delta: float) -> pd.DataFrame:
     """Paper's counts beside ours: the bisection count (the authors' search), whether it
     matches, the overshoot ε(T) − target, ε at the paper's count, the exact largest T, and
     the improved conversion's counts (what the public code computes)."""
@@ -55,7 +58,7 @@ def iteration_table(result: Mapping[str, Any], cells: Iterable[PaperCell], q: fl
     return pd.DataFrame(rows).set_index("budget eps")
 
 
-def calibration_table(result: Mapping[str, Any], which: str = "realized"):
+def calibration_table(result: Mapping[str, Any], which: str = "realized") -> pd.DataFrame:
     """DP-FedPAQ eq. (16) per γ (rows) and target ε (columns).
 
     ``which``: ``"realized"`` (ε actually guaranteed by eq. (16)'s σ), ``"paper_sigma"``

@@ -14,6 +14,7 @@ agents do no computation (Algorithm 1, line 12).
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -21,7 +22,8 @@ import numpy as np
 __all__ = ["FederatedProblem", "newton_solve"]
 
 
-def newton_solve(grad, hess, x0: np.ndarray, *, tol: float = 1e-14, max_iter: int = 100,
+def newton_solve(grad: Callable[[np.ndarray], np.ndarray], hess: Callable[[np.ndarray], np.ndarray],
+                 x0: np.ndarray, *, tol: float = 1e-14, max_iter: int = 100,
                  min_step: float = 2.0 ** -40,
                  quadratic_region: float = 1e-8) -> tuple[np.ndarray, dict[str, Any]]:
     """Damped Newton's method for ``grad(x) = 0``, vectorised over a leading batch axis.

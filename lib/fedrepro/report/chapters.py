@@ -113,6 +113,7 @@ def run_chapter(path: Path, output: Path | None = None, profile: str = "paper",
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Command line: ``list`` the chapters or ``run`` them; returns the exit status."""
     parser = argparse.ArgumentParser(prog="python -m fedrepro.report.chapters", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = parser.add_subparsers(dest="command", required=True)

@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from fedrepro.report import paper as paper_data
 from fedrepro.report.scorecard import STATUSES, Item, counts
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 __all__ = ["STATUS_COLOURS", "scorecard_bars"]
 
@@ -13,7 +17,7 @@ __all__ = ["STATUS_COLOURS", "scorecard_bars"]
 STATUS_COLOURS = {"match": "#2e7d32", "miss": "#c62828", "erratum": "#ef6c00", "not-run": "#9e9e9e"}
 
 
-def scorecard_bars(items: Iterable[Item]):
+def scorecard_bars(items: Iterable[Item]) -> Figure:
     """Horizontal stacked bars: for each paper, how many items have each status."""
     import matplotlib.pyplot as plt
 

@@ -18,9 +18,12 @@ import dataclasses
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CSV_HEADER",
@@ -144,7 +147,7 @@ def all_cells() -> list[PaperCell]:
     return [cell for tid in EXPECTED_TABLES for cell in load_table(tid)]
 
 
-def table_frame(tid: str, field: str = "value_text"):
+def table_frame(tid: str, field: str = "value_text") -> pd.DataFrame:
     """Table ``tid`` as a pandas DataFrame (rows x columns, in the paper's order)."""
     import pandas as pd
 

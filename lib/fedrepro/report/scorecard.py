@@ -28,10 +28,13 @@ import json
 import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from fedrepro.core.cache import MissingResult, atomic_write_text, read_only, results_root
 from fedrepro.report import paper as paper_data
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "KINDS",
@@ -304,14 +307,14 @@ def counts(items: Iterable[Item]) -> dict[str, dict[str, int]]:
     return {k: table[k] for k in order}
 
 
-def to_frame(items: Iterable[Item]):
+def to_frame(items: Iterable[Item]) -> pd.DataFrame:
     """The items as a pandas DataFrame (one row per item)."""
     import pandas as pd
 
     return pd.DataFrame([it.to_dict() for it in items])
 
 
-def summary_frame(items: Iterable[Item]):
+def summary_frame(items: Iterable[Item]) -> pd.DataFrame:
     """Counts per paper (rows, display names) and status (columns), with a total row."""
     import pandas as pd
 
@@ -323,7 +326,7 @@ def summary_frame(items: Iterable[Item]):
     return frame
 
 
-def by_ref_frame(items: Iterable[Item], paper: str | None = None):
+def by_ref_frame(items: Iterable[Item], paper: str | None = None) -> pd.DataFrame:
     """Counts per table/figure/claim group: one row per ``(paper, kind, ref)``."""
     import pandas as pd
 

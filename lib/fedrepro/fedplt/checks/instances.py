@@ -14,9 +14,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 import numpy as np
 
 from fedrepro.core import operators as ops
+
+if TYPE_CHECKING:
+    from fedrepro.problems import FederatedProblem, QuadraticProblem
 
 __all__ = [
     "AffineRound",
@@ -31,7 +35,7 @@ __all__ = [
 
 
 def quadratic_problem(N: int, n: int, lam: float, lam_bar: float, rng: np.random.Generator,
-                      *, identical: bool = False):
+                      *, identical: bool = False) -> QuadraticProblem:
     """A :class:`~fedrepro.problems.QuadraticProblem` with every ``A_i`` in
     ``F_{lam, lam_bar}``, extremes included (v2 §V tests, spec §10). ``identical=True``
     gives ``A_i = lam I`` for every agent when ``lam == lam_bar`` (the simplest cost)."""
@@ -53,7 +57,7 @@ def local_step_size(theta: float, rho: float, lam: float, lam_bar: float) -> flo
     return theta * ops.max_local_step(rho, lam, lam_bar)
 
 
-def fixed_point(problem, rho: float) -> tuple[np.ndarray, np.ndarray]:
+def fixed_point(problem: FederatedProblem, rho: float) -> tuple[np.ndarray, np.ndarray]:
     """``(x_bar, z_bar)`` of Fed-PLT with ``h = 0``: ``x_i = x*``, ``z_i = x* - rho grad f_i(x*)``
     (Proposition 1's fixed point, Lemma 3)."""
     xs = problem.x_star()
@@ -62,8 +66,8 @@ def fixed_point(problem, rho: float) -> tuple[np.ndarray, np.ndarray]:
     return X, Z
 
 
-def reference_round(problem, X: np.ndarray, Z: np.ndarray, *, rho: float, Ne: int, solver: str,
-                    gamma: float | None, active: np.ndarray | None = None,
+def reference_round(problem: QuadraticProblem, X: np.ndarray, Z: np.ndarray, *, rho: float, Ne: int,
+                    solver: str, gamma: float | None, active: np.ndarray | None = None,
                     noise: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Algorithm 1 for a quadratic problem, transcribed independently of the library's
     implementation, batched over a leading axis: ``X, Z`` of shape ``(B, N, n)``.
@@ -130,8 +134,8 @@ def _implementation_round(problem, X, Z, rho, Ne, solver, gamma):
     return np.asarray(x_new, dtype=float), np.asarray(z_new, dtype=float)
 
 
-def affine_round(problem, *, rho: float, Ne: int, solver: str = "gd", gamma: float | None = None,
-                 engine: str = "implementation") -> AffineRound:
+def affine_round(problem: QuadraticProblem, *, rho: float, Ne: int, solver: str = "gd",
+                 gamma: float | None = None, engine: str = "implementation") -> AffineRound:
     """The affine round of Fed-PLT on a quadratic ``problem`` (full participation, ``h = 0``):
     its linear part from the images of the basis vectors minus the image of 0."""
     if engine not in ("implementation", "reference"):

@@ -26,12 +26,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.fedplt.checks.result import CheckResult, make_result
+
+if TYPE_CHECKING:
+    from fedrepro.problems import FederatedProblem
 
 __all__ = [
     "LOGISTIC_SETUPS", "SMOOTHNESS", "JacobianInstance", "StateSampling", "JacobianSearch",
@@ -129,7 +132,8 @@ def _step(problem, rho: float, gamma: float | None) -> float:
     return float(default_step_size(problem, rho)) if gamma is None else float(gamma)
 
 
-def round_state(problem, s: Any, *, rho: float, Ne: int, gamma: float | None = None) -> np.ndarray:
+def round_state(problem: FederatedProblem, s: Any, *, rho: float, Ne: int,
+                gamma: float | None = None) -> np.ndarray:
     """``T(s)``: one round of the library's Fed-PLT (GD, full participation) on the state
     ``s = [vec(X); vec(Z)]``."""
     from fedrepro.fedplt.algorithm import fedplt_iteration
@@ -140,7 +144,8 @@ def round_state(problem, s: Any, *, rho: float, Ne: int, gamma: float | None = N
     return np.concatenate([np.ravel(x_new), np.ravel(z_new)])
 
 
-def round_jacobian(problem, s: Any, *, rho: float, Ne: int, gamma: float | None = None) -> np.ndarray:
+def round_jacobian(problem: FederatedProblem, s: Any, *, rho: float, Ne: int,
+                   gamma: float | None = None) -> np.ndarray:
     """The exact Jacobian ``J_T(s)`` (shape ``(2Nn, 2Nn)``) of one Fed-PLT round (GD, full
     participation, default step unless ``gamma``) by the chain rule (module docstring).
 
@@ -176,7 +181,7 @@ def round_jacobian(problem, s: Any, *, rho: float, Ne: int, gamma: float | None 
     return np.block([[Jxx, Jxz], [Jzx, Jzz]])
 
 
-def round_jacobian_fd(problem, s: Any, *, rho: float, Ne: int, gamma: float | None = None,
+def round_jacobian_fd(problem: FederatedProblem, s: Any, *, rho: float, Ne: int, gamma: float | None = None,
                       h: float = 1e-6) -> np.ndarray:
     """Central finite differences ``(T(s + h e_k) - T(s - h e_k)) / (2h)`` of the implemented
     round, column by column (``2 * 2Nn`` rounds; the round couples all agents through ``y``,

@@ -102,7 +102,8 @@ def _problems(inst: Proposition4Instance):
     return QuadraticProblem(A, xi_mean), QuadraticProblem(A, b_prime), lam
 
 
-def linear_gaussian_moments(inst: Proposition4Instance, engine: str = "implementation"):
+def linear_gaussian_moments(inst: Proposition4Instance, engine: str = "implementation"
+                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, float]:
     """``(M, dm, Q, Sigma0, gamma)`` of the linear-Gaussian instance: the state recursion is
     ``s_{k+1} = M s_k + m(D) + e_k`` with ``e_k ~ N(0, Q)``; ``dm = m(D) - m(D')``;
     ``Sigma0`` is the covariance of ``s_0``."""
