@@ -39,6 +39,7 @@ from fedrepro.core.prox import (
     reflective,
     regularizer,
 )
+from fedrepro.core.validate import check_finite, check_int, check_interval, check_positive
 
 __all__ = [
     # re-exported from fedrepro.core.prox (Definition 3)
@@ -59,43 +60,12 @@ __all__ = [
 # --------------------------------------------------------------------------- validation
 
 
-def _finite(name: str, value: Any) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return x
-
-
-def _positive(name: str, value: Any) -> float:
-    x = _finite(name, value)
-    if x <= 0:
-        raise ValueError(f"{name} must be > 0, got {value!r}")
-    return x
-
-
 def _moduli(lam: Any, lam_bar: Any) -> tuple[float, float]:
-    lam = _positive("lam", lam)
-    lam_bar = _finite("lam_bar", lam_bar)
+    lam = check_positive("lam", lam)
+    lam_bar = check_finite("lam_bar", lam_bar)
     if lam_bar < lam:
         raise ValueError(f"lam_bar must be >= lam = {lam:g} (0 < lam <= lam_bar), got {lam_bar!r}")
     return lam, lam_bar
-
-
-def _count(name: str, value: Any, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not float(value).is_integer() or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
-
-
-def _unit_interval(name: str, value: Any, *, closed_right: bool = False) -> float:
-    x = _finite(name, value)
-    if x < 0 or x > 1 or (x == 1 and not closed_right):
-        rng = "[0, 1]" if closed_right else "[0, 1)"
-        raise ValueError(f"{name} must lie in {rng}, got {value!r}")
-    return x
 
 
 # --------------------------------------------------------------------------- Lemma 2, eq. (11)
@@ -108,21 +78,21 @@ def gd_contraction(step: float, lam: float, lam_bar: float) -> float:
     Any ``step > 0`` is accepted (the factor is then possibly >= 1), so that the range of
     eq. (11) can be examined.
     """
-    step = _positive("step", step)
+    step = check_positive("step", step)
     lam, lam_bar = _moduli(lam, lam_bar)
     return max(abs(1.0 - step * lam), abs(1.0 - step * lam_bar))
 
 
 def local_gd_contraction(gamma: float, rho: float, lam: float, lam_bar: float) -> float:
     """``chi`` of §IV-B: Lemma 2 applied to ``d_{i,k}`` in ``F_{lam+1/rho, lam_bar+1/rho}``."""
-    rho = _positive("rho", rho)
+    rho = check_positive("rho", rho)
     lam, lam_bar = _moduli(lam, lam_bar)
     return gd_contraction(gamma, lam + 1.0 / rho, lam_bar + 1.0 / rho)
 
 
 def default_local_step(rho: float, lam: float, lam_bar: float) -> float:
     """The step ``2/(lam_bar + lam + 2/rho)`` that minimises ``chi`` (§IV-B)."""
-    rho = _positive("rho", rho)
+    rho = check_positive("rho", rho)
     lam, lam_bar = _moduli(lam, lam_bar)
     return 2.0 / (lam_bar + lam + 2.0 / rho)
 
@@ -133,7 +103,7 @@ def max_local_step(rho: float, lam: float, lam_bar: float, *, as_printed: bool =
     ``2/(lam_bar + 1/rho)`` (the range on which ``chi < 1``, as Proposition 4 and
     Corollary 1 state it), or v2 eq. (11) as printed, ``2/(lam + 1/rho)``.
     """
-    rho = _positive("rho", rho)
+    rho = check_positive("rho", rho)
     lam, lam_bar = _moduli(lam, lam_bar)
     return 2.0 / ((lam if as_printed else lam_bar) + 1.0 / rho)
 
@@ -144,14 +114,14 @@ def max_local_step(rho: float, lam: float, lam_bar: float, *, as_printed: bool =
 def prs_contraction(rho: float, lam: float, lam_bar: float) -> float:
     """Lemma 3 (v2): ``zeta = max{|1-rho*lam_bar|/(1+rho*lam_bar), |1-rho*lam|/(1+rho*lam)}``,
     the contraction factor of ``refl_{rho f} refl_{rho g}`` for ``f`` in ``F_{lam, lam_bar}``."""
-    rho = _positive("rho", rho)
+    rho = check_positive("rho", rho)
     lam, lam_bar = _moduli(lam, lam_bar)
     return max(abs(1 - rho * lam_bar) / (1 + rho * lam_bar), abs(1 - rho * lam) / (1 + rho * lam))
 
 
 def prs_contraction_v1_as_printed(rho: float, lam: float, lam_bar: float) -> float:
     """Lemma 3 as printed in v1: ``max{|1-rho*lam|/(1+rho*lam_bar), |1-rho*lam|/(1+rho*lam)}``."""
-    rho = _positive("rho", rho)
+    rho = check_positive("rho", rho)
     lam, lam_bar = _moduli(lam, lam_bar)
     return max(abs(1 - rho * lam) / (1 + rho * lam_bar), abs(1 - rho * lam) / (1 + rho * lam))
 
@@ -168,20 +138,20 @@ def local_condition_number(rho: float | None, lam: float, lam_bar: float, versio
         raise ValueError(f"version must be 'v1' or 'v2', got {version!r}")
     if rho is None or version == "v1":
         return lam_bar / lam
-    rho = _positive("rho", rho)
+    rho = check_positive("rho", rho)
     return (lam_bar + 1 / rho) / (lam + 1 / rho)
 
 
 def agd_momentum(kappa: float) -> float:
     """Constant momentum ``(sqrt(kappa)-1)/(sqrt(kappa)+1)`` of eq. (12) / Lemma 8."""
-    kappa = _finite("kappa", kappa)
+    kappa = check_finite("kappa", kappa)
     if kappa < 1:
         raise ValueError(f"kappa must be >= 1, got {kappa!r}")
     return (math.sqrt(kappa) - 1) / (math.sqrt(kappa) + 1)
 
 
 def _kappa(kappa: Any) -> float:
-    kappa = _finite("kappa", kappa)
+    kappa = check_finite("kappa", kappa)
     if kappa < 1:
         raise ValueError(f"kappa must be >= 1, got {kappa!r}")
     return kappa
@@ -193,7 +163,7 @@ def agd_contraction(Ne: int, kappa: float) -> float:
     With ``kappa = local_condition_number(rho, lam, lam_bar, "v2")`` this is v2's ``chi(N_e)``;
     with ``"v1"`` it is v1's. ``Ne = 0`` is allowed (the factor at the start).
     """
-    Ne = _count("Ne", Ne, 0)
+    Ne = check_int("Ne", Ne, 0, strict=False)
     kappa = _kappa(kappa)
     return (1 + kappa) * (1 - 1 / math.sqrt(kappa)) ** Ne
 
@@ -201,7 +171,7 @@ def agd_contraction(Ne: int, kappa: float) -> float:
 def agd_contraction_sqrt(Ne: int, kappa: float) -> float:
     """The bound that the potential-function proof of Lemma 8 supports for the gradient-step
     sequence ``u``: ``sqrt(1 + kappa) (1 - 1/sqrt(kappa))^(Ne/2)``."""
-    Ne = _count("Ne", Ne, 0)
+    Ne = check_int("Ne", Ne, 0, strict=False)
     kappa = _kappa(kappa)
     return math.sqrt(1 + kappa) * (1 - 1 / math.sqrt(kappa)) ** (Ne / 2)
 
@@ -211,7 +181,7 @@ def agd_output_contraction(Ne: int, kappa: float) -> float:
     that follows from :func:`agd_contraction_sqrt` by the triangle inequality:
     ``sqrt(1+kappa) q^((Ne-1)/2) ((1+beta) sqrt(q) + beta)``, ``q = 1 - 1/sqrt(kappa)``
     (for ``Ne = 0``, ``w^0 = u^0`` and the bound is 1)."""
-    Ne = _count("Ne", Ne, 0)
+    Ne = check_int("Ne", Ne, 0, strict=False)
     kappa = _kappa(kappa)
     if Ne == 0:
         return 1.0
@@ -226,17 +196,17 @@ def agd_output_contraction(Ne: int, kappa: float) -> float:
 def coupling_constant(rho: float, lam: float, corrected: bool = False) -> float:
     """Constant ``c`` of step (17): ``1/(lam + 1/rho)`` as printed, or ``1/(1 + rho*lam)``,
     the Lipschitz constant of ``prox_{rho f}`` for ``lam``-strongly convex ``f``."""
-    rho = _positive("rho", rho)
-    lam = _positive("lam", lam)
+    rho = check_positive("rho", rho)
+    lam = check_positive("lam", lam)
     return 1.0 / (1.0 + rho * lam) if corrected else 1.0 / (lam + 1.0 / rho)
 
 
 def matrix_S_from(a: float, zeta: float, c: float) -> np.ndarray:
     """``S = [[a, c(1+a)], [2a, zeta + 2ca]]`` with ``a`` the local-solver factor
     (``chi^Ne``, or ``chi(N_e)`` of Proposition 3), ``zeta`` of Lemma 3, ``c`` of (17)."""
-    a = _finite("a", a)
-    zeta = _finite("zeta", zeta)
-    c = _finite("c", c)
+    a = check_finite("a", a)
+    zeta = check_finite("zeta", zeta)
+    c = check_finite("c", c)
     if a < 0 or zeta < 0 or c < 0:
         raise ValueError(f"a, zeta and c must be >= 0, got a={a!r}, zeta={zeta!r}, c={c!r}")
     return np.array([[a, c * (1 + a)], [2 * a, zeta + 2 * c * a]])
@@ -248,10 +218,10 @@ def matrix_S(rho: float, Ne: int, lam: float, lam_bar: float, chi: float,
 
     ``corrected=True`` replaces ``1/(lam + 1/rho)`` by ``1/(1 + rho*lam)`` (step (17)).
     """
-    rho = _positive("rho", rho)
-    Ne = _count("Ne", Ne)
+    rho = check_positive("rho", rho)
+    Ne = check_int("Ne", Ne, strict=False)
     lam, lam_bar = _moduli(lam, lam_bar)
-    chi = _finite("chi", chi)
+    chi = check_finite("chi", chi)
     if chi < 0:
         raise ValueError(f"chi must be >= 0, got {chi!r}")
     return matrix_S_from(chi ** Ne, prs_contraction(rho, lam, lam_bar),
@@ -390,7 +360,7 @@ def minimal_Ne(rho: float, gamma: float, lam: float, lam_bar: float, *, correcte
     (e.g. ``chi >= 1``)."""
     if criterion not in ("radius", "norm"):
         raise ValueError(f"criterion must be 'radius' or 'norm', got {criterion!r}")
-    Ne_max = _count("Ne_max", Ne_max)
+    Ne_max = check_int("Ne_max", Ne_max, strict=False)
     chi = local_gd_contraction(gamma, rho, lam, lam_bar)
     zeta = prs_contraction(rho, lam, lam_bar)
     c = coupling_constant(rho, lam, corrected)

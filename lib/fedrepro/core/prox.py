@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.core.validate import check_nonnegative
+
 __all__ = [
     "prox_zero",
     "prox_sq_norm",
@@ -46,42 +48,22 @@ def _as_float_array(v: Any, name: str = "v") -> np.ndarray:
     return arr
 
 
-def _check_t(t: Any) -> float:
-    try:
-        tf = float(t)
-    except (TypeError, ValueError):
-        raise ValueError(f"t (the prox penalty) must be a real number >= 0, got {t!r}") from None
-    if not np.isfinite(tf) or tf < 0:
-        raise ValueError(f"t (the prox penalty) must be finite and >= 0, got {t!r}")
-    return tf
-
-
-def _check_weight(weight: Any) -> float:
-    try:
-        w = float(weight)
-    except (TypeError, ValueError):
-        raise ValueError(f"weight must be a real number >= 0, got {weight!r}") from None
-    if not np.isfinite(w) or w < 0:
-        raise ValueError(f"weight must be finite and >= 0, got {weight!r}")
-    return w
-
-
 def prox_zero(v: Any, t: float = 1.0) -> np.ndarray:
     """Prox of ``h = 0``: the identity (Definition 3 with ``h = 0``). Returns a copy."""
-    _check_t(t)
+    check_nonnegative("t (the prox penalty)", t)
     return np.array(_as_float_array(v), dtype=float, copy=True)
 
 
 def prox_sq_norm(v: Any, t: float, weight: float = 1.0) -> np.ndarray:
     """Prox of ``h(x) = weight * ||x||^2 / 2`` (Definition 3): ``v / (1 + t * weight)``."""
-    tf, w = _check_t(t), _check_weight(weight)
+    tf, w = check_nonnegative("t (the prox penalty)", t), check_nonnegative("weight", weight)
     return _as_float_array(v) / (1.0 + tf * w)
 
 
 def prox_l1(v: Any, t: float, weight: float = 1.0) -> np.ndarray:
     """Prox of ``h(x) = weight * ||x||_1`` (Definition 3): soft thresholding at ``t * weight``,
     ``sign(v) * max(|v| - t * weight, 0)`` entrywise."""
-    tf, w = _check_t(t), _check_weight(weight)
+    tf, w = check_nonnegative("t (the prox penalty)", t), check_nonnegative("weight", weight)
     arr = _as_float_array(v)
     return np.sign(arr) * np.maximum(np.abs(arr) - tf * w, 0.0)
 
@@ -91,7 +73,7 @@ def prox_box(v: Any, lower: Any, upper: Any, t: float | None = None) -> np.ndarr
     ``t``, remark after Definition 3). ``lower``/``upper`` are scalars or broadcast against
     the last axis; ``-inf``/``+inf`` are allowed; ``t`` is ignored."""
     if t is not None:
-        _check_t(t)
+        check_nonnegative("t (the prox penalty)", t)
     arr = _as_float_array(v)
     lo = np.asarray(lower, dtype=float)
     hi = np.asarray(upper, dtype=float)
@@ -106,7 +88,7 @@ def prox_ball(v: Any, radius: float, center: Any = 0.0, t: float | None = None) 
     """Projection of each row onto the Euclidean ball ``{x : ||x - center|| <= radius}`` (the
     prox of its indicator for any ``t``, remark after Definition 3); ``t`` is ignored."""
     if t is not None:
-        _check_t(t)
+        check_nonnegative("t (the prox penalty)", t)
     try:
         r = float(radius)
     except (TypeError, ValueError):
@@ -231,7 +213,7 @@ def regularizer(kind: str, **params: Any) -> Regularizer:
                          f"valid: {sorted(allowed[kind])}")
     clean: dict[str, Any] = {}
     if kind in ("sq_norm", "l1"):
-        clean["weight"] = _check_weight(params.get("weight", 1.0))
+        clean["weight"] = check_nonnegative("weight", params.get("weight", 1.0))
     elif kind == "box":
         if "lower" not in params or "upper" not in params:
             raise ValueError("kind 'box' needs both lower and upper")

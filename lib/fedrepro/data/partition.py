@@ -20,6 +20,8 @@ from typing import Literal
 
 import numpy as np
 
+from fedrepro.core.validate import check_int
+
 __all__ = [
     "as_generator",
     "label_shards",
@@ -49,14 +51,6 @@ def _check_labels(labels: np.ndarray, n_classes: int | None = None) -> np.ndarra
         raise ValueError(f"labels must lie in 0..{n_classes - 1} (n_classes={n_classes}), "
                          f"got {int(labels.max())}")
     return labels.astype(np.int64, copy=False)
-
-
-def _check_int(name: str, value: int, low: int, high: float = math.inf) -> int:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be an integer in [{low}, {high}], got {value}")
-    return int(value)
 
 
 def _groups(owner: np.ndarray, n_clients: int) -> list[np.ndarray]:
@@ -93,12 +87,12 @@ def label_shards(labels: np.ndarray, n_clients: int, shards_per_client: int,
     """
     labels = _check_labels(labels)
     n = labels.size
-    n_shards = _check_int("n_shards", n_shards, 1, n)
+    n_shards = check_int("n_shards", n_shards, 1, n)
     if n % n_shards:
         raise ValueError(f"n_shards must divide len(labels) = {n} into equal shards, "
                          f"got n_shards={n_shards}")
-    n_clients = _check_int("n_clients", n_clients, 1, n_shards)
-    k = _check_int("shards_per_client", shards_per_client, 1, n_shards // n_clients)
+    n_clients = check_int("n_clients", n_clients, 1, n_shards)
+    k = check_int("shards_per_client", shards_per_client, 1, n_shards // n_clients)
     rng = as_generator(rng)
     shards = np.argsort(labels, kind="stable").reshape(n_shards, n // n_shards)
     drawn = rng.permutation(n_shards)[: n_clients * k].reshape(n_clients, k)
@@ -147,10 +141,10 @@ def het_mnist(labels: np.ndarray, n_digits: int, n_clients: int = 100, *,
     """
     if scheme not in ("cyclic", "authors_random"):
         raise ValueError(f"scheme must be 'cyclic' or 'authors_random', got {scheme!r}")
-    n_classes = _check_int("n_classes", n_classes, 1)
+    n_classes = check_int("n_classes", n_classes, 1)
     labels = _check_labels(labels, n_classes)
-    n_digits = _check_int("n_digits", n_digits, 1, n_classes)
-    n_clients = _check_int("n_clients", n_clients, n_classes)
+    n_digits = check_int("n_digits", n_digits, 1, n_classes)
+    n_clients = check_int("n_clients", n_clients, n_classes)
     if n_clients % n_classes:
         raise ValueError(f"n_clients must be a positive multiple of n_classes={n_classes}, "
                          f"got {n_clients}")
@@ -203,12 +197,12 @@ def dirichlet_label_skew(labels: np.ndarray, n_clients: int, alpha: float,
     """
     labels = _check_labels(labels)
     n = labels.size
-    n_clients = _check_int("n_clients", n_clients, 1, n)
+    n_clients = check_int("n_clients", n_clients, 1, n)
     if not (isinstance(alpha, (int, float, np.floating, np.integer))
             and not isinstance(alpha, (bool, np.bool_)) and math.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
-    min_size = _check_int("min_size", min_size, 0, n // n_clients)
-    max_tries = _check_int("max_tries", max_tries, 1)
+    min_size = check_int("min_size", min_size, 0, n // n_clients)
+    max_tries = check_int("max_tries", max_tries, 1)
     rng = as_generator(rng)
     classes = np.unique(labels)
     class_idx = [np.flatnonzero(labels == c) for c in classes]

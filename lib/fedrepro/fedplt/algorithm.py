@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from fedrepro.core.prox import Regularizer
+from fedrepro.core.validate import check_positive
 from fedrepro.fedplt.local_solvers import (
     accelerated_gradient_descent,
     gradient_descent,
@@ -59,16 +60,6 @@ MU_FLOOR = 1e-3  # mu_d floor for weakly convex costs (spec choice)
 # ---------------------------------------------------------------------------------------
 # parameter helpers
 # ---------------------------------------------------------------------------------------
-def _check_rho(rho: Any) -> float:
-    try:
-        r = float(rho)
-    except (TypeError, ValueError):
-        raise ValueError(f"rho must be a real number > 0, got {rho!r}") from None
-    if not (np.isfinite(r) and r > 0):
-        raise ValueError(f"rho must be finite and > 0, got {rho!r}")
-    return r
-
-
 def _check_problem(problem: Any) -> FederatedProblem:
     if not isinstance(problem, FederatedProblem):
         raise ValueError(f"problem must be a FederatedProblem, got {type(problem).__name__}")
@@ -80,7 +71,7 @@ def local_moduli(problem: FederatedProblem, rho: float, *,
     """``(mu_d, L_d)``: strong convexity and smoothness of ``d_{i,k}`` (v2 §IV-B):
     ``mu_d = lam + 1/rho`` (floored at ``1e-3`` for a weakly convex problem) and
     ``L_d = lam_bar + 1/rho``; per agent (``lam_i``, ``lam_bar_i``) with ``per_agent``."""
-    problem, rho = _check_problem(problem), _check_rho(rho)
+    problem, rho = _check_problem(problem), check_positive("rho", rho)
     lam = problem.lam_i if per_agent else problem.lam
     lam_bar = problem.lam_bar_i if per_agent else problem.lam_bar
     mu = np.asarray(lam, dtype=float) + 1.0 / rho
@@ -107,7 +98,7 @@ def fixed_point(problem: FederatedProblem, rho: float,
     ``z_i* = x* - rho grad f_i(x*)`` (from the optimality of (8b) at ``v_i = 2 x* - z_i``).
     With a regulariser ``h`` pass its composite solution as ``x_ref``: the same formula
     holds, and then ``prox_{rho h/N}(mean z*) = x*`` is the composite optimality condition."""
-    problem, rho = _check_problem(problem), _check_rho(rho)
+    problem, rho = _check_problem(problem), check_positive("rho", rho)
     xs = problem.x_star() if x_ref is None else problem._check_x(x_ref, "x_ref")
     X = np.tile(xs, (problem.N, 1))
     return X, X - rho * problem.grad(X)
@@ -130,7 +121,7 @@ class _Settings:
 
 def _resolve(problem, rho, Ne, solver, gamma, tau, batch_size, h, accelerated_output) -> _Settings:
     problem = _check_problem(problem)
-    rho = _check_rho(rho)
+    rho = check_positive("rho", rho)
     if isinstance(Ne, bool) or not isinstance(Ne, (int, np.integer)) or Ne < 1:
         raise ValueError(f"Ne (local steps) must be an integer >= 1, got {Ne!r}")
     if solver not in SOLVERS:

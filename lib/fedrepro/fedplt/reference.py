@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.core.validate import check_int, check_positive
 from fedrepro.problems.logistic import LogisticProblem
 
 __all__ = ["agent_grad", "fedplt_iteration_loop", "reference_step_size", "run_fedplt_loop"]
@@ -76,22 +77,6 @@ def _check_problem(problem: Any) -> LogisticProblem:
     return problem
 
 
-def _check_rho(rho: Any) -> float:
-    try:
-        r = float(rho)
-    except (TypeError, ValueError):
-        raise ValueError(f"rho must be a real number > 0, got {rho!r}") from None
-    if not (math.isfinite(r) and r > 0):
-        raise ValueError(f"rho must be finite and > 0, got {rho!r}")
-    return r
-
-
-def _check_count(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
 def _check_state(problem: LogisticProblem, a: Any, name: str) -> np.ndarray:
     arr = np.array(a, dtype=float)
     if arr.shape != (problem.N, problem.n):
@@ -115,7 +100,7 @@ def reference_step_size(problem: LogisticProblem, rho: float) -> float:
     """Default GD step ``2 / (L_d + mu_d)`` for ``d_i(w) = f_i(w) + ||w - v||^2 / (2 rho)``
     (v2 §IV-B), with ``L_d = lam_bar + 1/rho`` and ``mu_d = lam + 1/rho`` (floored at
     ``1e-3`` when ``f_i`` is only weakly convex), from the agents' moduli one by one."""
-    problem, rho = _check_problem(problem), _check_rho(rho)
+    problem, rho = _check_problem(problem), check_positive("rho", rho)
     lam = min(float(v) for v in problem.lam_i)
     lam_bar = max(float(v) for v in problem.lam_bar_i)
     mu_d = lam + 1.0 / rho
@@ -187,8 +172,8 @@ def fedplt_iteration_loop(x: Any, z: Any, problem: LogisticProblem, *, rho: floa
     Returns ``(x_new, z_new, y)`` with ``y = y_{k+1}`` of shape ``(n,)``.
     """
     problem = _check_problem(problem)
-    rho = _check_rho(rho)
-    Ne = _check_count("Ne (local steps)", Ne, 1)
+    rho = check_positive("rho", rho)
+    Ne = check_int("Ne (local steps)", Ne, 1)
     steps = _agent_steps(problem, rho, gamma)
     x = _check_state(problem, x, "x")
     z = _check_state(problem, z, "z")
@@ -223,9 +208,9 @@ def run_fedplt_loop(problem: LogisticProblem, *, rho: float, Ne: int, K: int, ga
     sizes used (``gamma``, one per agent).
     """
     problem = _check_problem(problem)
-    rho = _check_rho(rho)
-    Ne = _check_count("Ne (local steps)", Ne, 1)
-    K = _check_count("K (outer iterations)", K, 0)
+    rho = check_positive("rho", rho)
+    Ne = check_int("Ne (local steps)", Ne, 1)
+    K = check_int("K (outer iterations)", K, 0)
     steps = _agent_steps(problem, rho, gamma)
     x = _check_state(problem, x0, "x0") if x0 is not None else np.zeros((problem.N, problem.n))
     z = _check_state(problem, z0, "z0") if z0 is not None else np.zeros((problem.N, problem.n))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 
+from fedrepro.core.validate import check_int
 from fedrepro.privacy.validate import check_delta, check_nonnegative, check_order, check_positive
 
 __all__ = [
@@ -20,12 +21,6 @@ __all__ = [
     "proposition4_limit",
     "proposition4_rdp_bound",
 ]
-
-
-def _check_count(name: str, value: int, minimum: int) -> int:
-    if isinstance(value, bool) or not float(value).is_integer() or value < minimum:
-        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
-    return int(value)
 
 
 def proposition4_rdp_bound(
@@ -57,8 +52,8 @@ def proposition4_rdp_bound(
     tau = check_positive("tau", tau)
     q = check_positive("q", q)
     gamma = check_positive("gamma", gamma)
-    K = _check_count("K", K, 0)
-    Ne = _check_count("Ne", Ne, 1)
+    K = check_int("K", K, 0, strict=False)
+    Ne = check_int("Ne", Ne, 1, strict=False)
     return alpha * L**2 / (lam * tau**2 * q**2) * -math.expm1(-lam * gamma * K * Ne / 2)
 
 

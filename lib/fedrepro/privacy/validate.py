@@ -11,6 +11,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
+from fedrepro.core.validate import as_real
+from fedrepro.core.validate import check_nonnegative, check_positive
+
 __all__ = [
     "check_delta",
     "check_nonnegative",
@@ -20,35 +23,9 @@ __all__ = [
 ]
 
 
-def _as_float(name: str, value: float) -> float:
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
-    if math.isnan(x):
-        raise ValueError(f"{name} must be a real number, got nan")
-    return x
-
-
-def check_positive(name: str, value: float, *, finite: bool = True) -> float:
-    """Return ``value`` as a float; raise if it is not in (0, inf) (or (0, inf] if not ``finite``)."""
-    x = _as_float(name, value)
-    if not x > 0 or (finite and math.isinf(x)):
-        raise ValueError(f"{name} must be in (0, inf), got {value!r}")
-    return x
-
-
-def check_nonnegative(name: str, value: float) -> float:
-    """Return ``value`` as a float; raise if it is not in [0, inf)."""
-    x = _as_float(name, value)
-    if not 0 <= x < math.inf:
-        raise ValueError(f"{name} must be in [0, inf), got {value!r}")
-    return x
-
-
 def check_delta(value: float, name: str = "delta") -> float:
     """Return δ as a float; raise unless δ ∈ (0, 1)."""
-    x = _as_float(name, value)
+    x = as_real(name, value)
     if not 0 < x < 1:
         raise ValueError(f"{name} must be in (0, 1), got {value!r}")
     return x
@@ -56,7 +33,7 @@ def check_delta(value: float, name: str = "delta") -> float:
 
 def check_sampling_rate(value: float, name: str = "q") -> float:
     """Return the Poisson sampling rate as a float; raise unless q ∈ (0, 1]."""
-    x = _as_float(name, value)
+    x = as_real(name, value)
     if not 0 < x <= 1:
         raise ValueError(f"{name} (sampling rate) must be in (0, 1], got {value!r}")
     return x
@@ -64,7 +41,7 @@ def check_sampling_rate(value: float, name: str = "q") -> float:
 
 def check_order(value: float, name: str = "alpha") -> float:
     """Return one Rényi order as a float; raise unless α ∈ (1, inf)."""
-    x = _as_float(name, value)
+    x = as_real(name, value)
     if not 1 < x < math.inf:
         raise ValueError(f"{name} (Rényi order) must be in (1, inf), got {value!r}")
     return x

@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
+from fedrepro.core.validate import check_int, check_nonnegative
 from fedrepro.problems.base import FederatedProblem
 
 __all__ = ["LogisticProblem", "generate_logistic_data", "logistic_v1", "logistic_v2",
@@ -46,22 +47,6 @@ __all__ = ["LogisticProblem", "generate_logistic_data", "logistic_v1", "logistic
 
 SMOOTHNESS_CHOICES = ("tight", "loose")
 REGULARIZERS = ("l2", "nonconvex")
-
-
-def _check_int(name: str, value: Any, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return int(value)
-
-
-def _check_nonneg(name: str, value: Any) -> float:
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite real number >= 0, got {value!r}") from None
-    if not np.isfinite(v) or v < 0:
-        raise ValueError(f"{name} must be a finite real number >= 0, got {value!r}")
-    return v
 
 
 class LogisticProblem(FederatedProblem):
@@ -101,7 +86,7 @@ class LogisticProblem(FederatedProblem):
             raise ValueError("labels must be -1 or +1")
         if reg not in REGULARIZERS:
             raise ValueError(f"reg must be one of {REGULARIZERS}, got {reg!r}")
-        w = _check_nonneg("reg_weight", reg_weight)
+        w = check_nonnegative("reg_weight", reg_weight)
         if reg == "l2" and w <= 0:
             raise ValueError(f"reg_weight must be > 0 for reg='l2' (strong convexity), got {reg_weight!r}")
         if smoothness not in SMOOTHNESS_CHOICES:
@@ -260,11 +245,11 @@ def generate_logistic_data(N: int, q: int, n: int, rng: np.random.Generator, *,
     Symmetric features and a zero intercept weight give ``P(b = +1) = 1/2`` exactly, i.e. the
     papers' 50-50 split in expectation. Returns ``(features (N, q, n), labels (N, q), x_true)``.
     """
-    N, q, n = _check_int("N", N), _check_int("q", q), _check_int("n", n)
+    N, q, n = check_int("N", N), check_int("q", q), check_int("n", n)
     if intercept and n < 2:
         raise ValueError(f"n must be >= 2 with an intercept column, got {n}")
-    s = _check_nonneg("feature_scale", feature_scale)
-    het = _check_nonneg("heterogeneity", heterogeneity)
+    s = check_nonnegative("feature_scale", feature_scale)
+    het = check_nonnegative("heterogeneity", heterogeneity)
     if not isinstance(rng, np.random.Generator):
         raise ValueError("rng must be a numpy.random.Generator")
     x_true = rng.standard_normal(n)
@@ -327,7 +312,7 @@ def logistic_v1(seed: int = 0, *, N: int = 10, n: int = 16, m: int = 20, eps: fl
     eps = float(eps)
     if not (np.isfinite(eps) and eps > 0):
         raise ValueError(f"eps must be finite and > 0, got {eps}")
-    N = _check_int("N", N)
+    N = check_int("N", N)
     A, b, x_true = generate_logistic_data(N, m, n, g, intercept=True, feature_scale=feature_scale,
                                           heterogeneity=heterogeneity)
     stated_bar = np.max(np.sum(A * A, axis=2), axis=1) / 4.0 + eps

@@ -16,6 +16,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from fedrepro.core import operators as ops
+from fedrepro.core.validate import check_interval
 from fedrepro.fedplt.checks.instances import affine_round, local_step_size, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 
@@ -77,7 +78,7 @@ def check_lemma4(inst: Lemma4Instance) -> CheckResult:
     """Lemma 4: ``E||x_k - x_bar|| <= sqrt(p_max/p_min)(zeta_bar^k ||x_0 - x_bar|| +
     (1 - zeta_bar^k)/(1 - zeta_bar) nu)``, ``zeta_bar = sqrt(1 - p_min + p_min zeta^2)``,
     ``nu = E||e_k||``; Monte Carlo over ``trials`` runs from a unit ``x_0``."""
-    ops._unit_interval("zeta", inst.zeta)
+    check_interval("zeta", inst.zeta, 0.0, 1.0, closed_high=False)
     if not 0 < inst.p_min <= inst.p_max <= 1:
         raise ValueError(f"need 0 < p_min <= p_max <= 1, got {inst.p_min!r}, {inst.p_max!r}")
     rng = np.random.default_rng(inst.seed)
