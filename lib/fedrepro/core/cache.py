@@ -34,12 +34,13 @@ import tempfile
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, BinaryIO, ClassVar
 
 import numpy as np
 
 __all__ = [
     "MissingResult",
+    "atomic_write",
     "read_only",
     "ExperimentConfig",
     "StoredResult",
@@ -244,23 +245,26 @@ def _dumps(payload: Any) -> str:
 # --------------------------------------------------------------------------- storage
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
+def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
+    """Write ``path`` atomically: ``write(fh)`` fills a temp file (binary) in the same folder,
+    which is fsynced and renamed over ``path``; on any error nothing is left behind."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
+        Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` (UTF-8) to ``path`` atomically (see :func:`atomic_write`)."""
+    atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
 
 
 def result_path(config: ExperimentConfig, root: Path | None = None) -> Path:

@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import tempfile
 import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from fedrepro.core.cache import atomic_write
 from fedrepro.data.fetch import cache_root
 from fedrepro.data.registry import DatasetSpec
 
@@ -70,18 +69,8 @@ def load_cached(spec: DatasetSpec, split: str) -> tuple[np.ndarray, np.ndarray] 
 def store_cached(spec: DatasetSpec, split: str, images: np.ndarray, labels: np.ndarray) -> Path:
     """Write the decoded arrays atomically and remove stale files of the same split."""
     path = cache_path(spec, split)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, images=images, labels=labels,
-                     sources=np.array(_sources(spec, split)))
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write(path, lambda fh: np.savez(fh, images=images, labels=labels,
+                                           sources=np.array(_sources(spec, split))))
     stale = re.compile(re.escape(f"{spec.name}-{split}-") + r"[0-9a-f]{16}\.npz")
     for other in path.parent.iterdir():
         if other != path and stale.fullmatch(other.name):
