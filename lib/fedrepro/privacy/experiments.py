@@ -290,7 +290,7 @@ class Lemma5CheckConfig(ExperimentConfig):
 
     part = "privacy"
     experiment = "fedplt-lemma5-check"
-    code_modules = (*_FEDPLT, "fedrepro.privacy.experiments")
+    code_modules = (*_FEDPLT, "fedrepro.fedplt.checks", "fedrepro.privacy.experiments")
 
     profile: str = "paper"
     alpha_range: tuple[float, float] = (1.05, 256.0)
@@ -310,10 +310,12 @@ def run_lemma5_check(cfg: Lemma5CheckConfig) -> dict[str, Any]:
     alpha = 1 + np.exp(gen.uniform(np.log(cfg.alpha_range[0] - 1), np.log(cfg.alpha_range[1] - 1), n))
     noise = np.exp(gen.uniform(np.log(cfg.noise_range[0]), np.log(cfg.noise_range[1]), n))
     delta = 10.0 ** gen.uniform(*cfg.log10_delta_range, n)
-    eps = np.array([fedplt.lemma5_rdp_to_dp(gaussian.gaussian_rdp(a, 1.0, s), a, d)
-                    for a, s, d in zip(alpha, noise, delta)])
-    log_ratio = np.array([gaussian.analytic_gaussian_log_delta(e, 1.0, s) - np.log(d)
-                          for e, s, d in zip(eps, noise, delta)])
+    # the check itself is Fed-PLT's (one definition, in fedrepro.fedplt.checks); here it runs
+    # on many more draws than the theory chapter's search
+    from fedrepro.fedplt.checks.privacy import Lemma5Instance, check_lemma5
+
+    log_ratio = np.array([check_lemma5(Lemma5Instance(a, 1.0, s, d)).details["log_ratio"]
+                          for a, s, d in zip(alpha, noise, delta)])
     worst = int(np.argmax(log_ratio))
     return {
         "n_draws": n,

@@ -13,6 +13,8 @@ Rényi divergence of order ``alpha`` between the two runs is exactly
 
 from __future__ import annotations
 
+import math
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -49,12 +51,13 @@ def check_lemma5(inst: Lemma5Instance) -> CheckResult:
     closed forms evaluated in double precision.
     """
     from fedrepro.privacy.fedplt import lemma5_rdp_to_dp
-    from fedrepro.privacy.gaussian import analytic_gaussian_delta, gaussian_rdp
+    from fedrepro.privacy.gaussian import analytic_gaussian_log_delta, gaussian_rdp
 
     rdp = gaussian_rdp(inst.alpha, inst.sensitivity, inst.sigma)
     eps = lemma5_rdp_to_dp(rdp, inst.alpha, inst.delta)
-    exact = analytic_gaussian_delta(eps, inst.sensitivity, inst.sigma)
-    return make_result(exact, inst.delta, rtol=1e-9, rdp_epsilon=rdp, adp_epsilon=eps)
+    log_exact = analytic_gaussian_log_delta(eps, inst.sensitivity, inst.sigma)  # no underflow
+    return make_result(math.exp(log_exact), inst.delta, rtol=1e-9, rdp_epsilon=rdp, adp_epsilon=eps,
+                       log_ratio=log_exact - math.log(inst.delta))
 
 
 # --------------------------------------------------------------------------- Proposition 4
