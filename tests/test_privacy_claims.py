@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution
 
+from fedrepro.core.cache import read_only
 from fedrepro.privacy import amplification, budget, claims, gaussian, subsampled
 from fedrepro.privacy import scorecard as privacy_scorecard
 from fedrepro.report import scorecard
@@ -17,8 +18,10 @@ FEDPAQ_DELTA = 1e-4  # the paper's δ (§IV)
 
 @pytest.fixture(scope="module")
 def claim_items():
-    """The scorecard lines of the claims, from the committed results store."""
-    items = {it.id: it for it in scorecard.build(privacy_scorecard.outcomes())}
+    """The scorecard lines of the claims, from the committed results store (read only: a
+    stale result fails here instead of being recomputed into the repository)."""
+    with read_only():
+        items = {it.id: it for it in scorecard.build(privacy_scorecard.outcomes())}
     return {cid: items[cid] for cid in privacy_scorecard.CLAIMS}
 
 
@@ -39,7 +42,8 @@ def test_claim_statuses(claim_items):
 
 
 def test_outcomes_are_deterministic():
-    assert privacy_scorecard.claim_outcomes() == privacy_scorecard.claim_outcomes()
+    with read_only():
+        assert privacy_scorecard.claim_outcomes() == privacy_scorecard.claim_outcomes()
     cfg = claims.MechanismClaimsConfig(profile="quick")
     first, second = claims.run_mechanism_claims(cfg), claims.run_mechanism_claims(cfg)
     assert first.keys() == second.keys()
