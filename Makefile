@@ -2,6 +2,7 @@
 #   make book        set up .venv if needed, regenerate every chapter, build the HTML book
 #   make test        set up .venv if needed, run the whole test suite
 #   make reproduce   recompute every result from scratch (ignores the results store)
+#   make verify      recompute the committed results in a scratch store and compare (CI)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -11,6 +12,9 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.fedrepro-installed
 PROFILE ?= paper
+# Experiment units run on this many local worker processes in book/reproduce/verify
+# (tests stay serial); FEDREPRO_DASK_SCHEDULER=tcp://host:port sends them to a Dask cluster.
+WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 
 # Offline data mirror: the shared dataset folder next to the checkout, when it exists.
 ifneq ($(wildcard ../shared/datasets),)
@@ -18,12 +22,13 @@ export FEDREPRO_DATA_MIRROR ?= $(abspath ../shared/datasets)
 endif
 PIP_QUIET := grep -v -e 'is ignored: it is neither a file nor a directory' || true
 
-.PHONY: help setup chapters html book reproduce scorecard test test-fast clean
+.PHONY: help setup chapters html book reproduce scorecard test test-fast verify check-results clean
 
 help:
 	@echo "make book       regenerate every chapter and build the HTML book (_build/html)"
 	@echo "make test       run the whole test suite (what CI runs)"
 	@echo "make reproduce  recompute every result from scratch, then rebuild the book"
+	@echo "make verify     recompute the committed results from the code and compare them (CI)"
 	@echo "make setup      create .venv and install the pinned environment"
 
 setup: $(STAMP)
@@ -37,12 +42,16 @@ $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@touch $(STAMP)
 
 chapters: setup
-	$(BIN)/python -m fedrepro.report.chapters run --profile $(PROFILE)
+	FEDREPRO_WORKERS=$${FEDREPRO_WORKERS:-$(WORKERS)} $(BIN)/python -m fedrepro.report.chapters run --profile $(PROFILE)
 
 scorecard: setup
 	$(BIN)/python -c "from fedrepro.report import scorecard; print(scorecard.write())"
 
-html: setup
+# The HTML build only shows committed outputs: refuse to build over stale or corrupt results.
+check-results: setup
+	$(BIN)/python -m fedrepro.core.verify --fresh-only
+
+html: setup check-results
 	$(BIN)/jupyter-book build . -W -n --keep-going
 	@echo
 	@echo "The book is in $(CURDIR)/_build/html/index.html"
@@ -50,11 +59,15 @@ html: setup
 book: setup chapters html
 
 reproduce: setup
-	FEDREPRO_FORCE=1 $(BIN)/python -m fedrepro.report.chapters run --profile $(PROFILE)
+	FEDREPRO_FORCE=1 FEDREPRO_WORKERS=$${FEDREPRO_WORKERS:-$(WORKERS)} $(BIN)/python -m fedrepro.report.chapters run --profile $(PROFILE)
 	$(MAKE) html
 
 test: setup
 	$(BIN)/python -m pytest
+
+# Recompute every committed result from the library in a scratch store; compare value by value.
+verify: setup
+	FEDREPRO_WORKERS=$${FEDREPRO_WORKERS:-$(WORKERS)} $(BIN)/python -m fedrepro.core.verify
 
 # Library tests only (no notebooks, no book build).
 test-fast: setup

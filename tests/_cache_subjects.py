@@ -17,7 +17,6 @@ from fedrepro.core.cache import ExperimentConfig
 class ToyConfig(ExperimentConfig):
     part = "toy"
     experiment = "square"
-    code_modules = ("fedrepro.core.rng",)
 
     n: int = 3
     scale: float = 2.0
@@ -57,3 +56,107 @@ def write_slowly_forever(root: str) -> None:
 
     cache.os.fdopen = lambda fd, *a, **k: SlowFile(real_fdopen(fd, *a, **k))
     cache.store(ToyConfig(n=5), {"x": [float(i) for i in range(200_000)]}, root=Path(root))
+
+
+# --------------------------------------------------------------------------- units and executors
+
+
+@dataclasses.dataclass(frozen=True)
+class UnitsConfig(ExperimentConfig):
+    """A run_units experiment whose units draw random numbers and use BLAS."""
+
+    part = "toy"
+    experiment = "units"
+    n: int = 40
+    size: int = 30
+    name: str = "a"
+
+    def result_name(self) -> str:
+        return f"units-{self.name}"
+
+    def units(self) -> list[str]:
+        return [f"u{i:02d}" for i in range(self.n)]
+
+
+def run_random_unit(cfg: UnitsConfig, unit: str) -> dict:
+    from fedrepro.core.rng import generator
+
+    rng = generator(cfg, unit)
+    A = rng.standard_normal((cfg.size, cfg.size))
+    x = np.linalg.solve(A @ A.T + np.eye(cfg.size), rng.standard_normal(cfg.size))
+    return {"x": x, "norm": float(np.linalg.norm(x)), "pid_free": True}
+
+
+def combine_norms(cfg: UnitsConfig, done: dict) -> dict:
+    return {"norms": [done[u]["norm"] for u in cfg.units()], "units": done}
+
+
+def run_units_experiment(root: str, name: str = "a", n: int = 40, log: str | None = None) -> None:
+    """What a concurrent process runs (tests of the shared store)."""
+    cfg = UnitsConfig(n=n, name=name)
+    unit_fn = logging_unit if log else run_random_unit
+    if log:
+        os.environ["FEDREPRO_TEST_UNIT_LOG"] = log
+    cache.run_units(cfg, cfg.units(), unit_fn, combine=combine_norms, root=Path(root), progress=False)
+
+
+def logging_unit(cfg: UnitsConfig, unit: str) -> dict:
+    """:func:`run_random_unit` that records each call in ``$FEDREPRO_TEST_UNIT_LOG`` (a folder)."""
+    log = Path(os.environ["FEDREPRO_TEST_UNIT_LOG"])
+    log.mkdir(parents=True, exist_ok=True)
+    (log / f"{unit}-{os.getpid()}-{time.monotonic_ns()}").touch()
+    return run_random_unit(cfg, unit)
+
+
+def dying_unit(cfg: UnitsConfig, unit: str) -> dict:
+    """Kills its own worker process on unit u05 as many times as ``$FEDREPRO_TEST_KILL`` (a
+    file holding a count) says."""
+    kill = Path(os.environ["FEDREPRO_TEST_KILL"])
+    if unit == "u05":
+        left = int(kill.read_text() or 0)
+        if left > 0:
+            kill.write_text(str(left - 1))
+            os._exit(17)
+    return logging_unit(cfg, unit)
+
+
+# --------------------------------------------------------------------------- nested results
+
+
+@dataclasses.dataclass(frozen=True)
+class InnerConfig(ExperimentConfig):
+    part = "toy"
+    experiment = "inner"
+    profile: str = "quick"
+
+
+@dataclasses.dataclass(frozen=True)
+class OuterConfig(ExperimentConfig):
+    part = "toy"
+    experiment = "outer"
+    profile: str = "quick"
+    k: int = 1
+
+    def result_name(self) -> str:
+        return f"outer-{self.k}"
+
+
+CALLS: list[str] = []
+
+
+def run_inner(cfg: InnerConfig) -> dict:
+    CALLS.append("inner")
+    return {"v": 1.5}
+
+
+def run_outer(cfg: OuterConfig) -> dict:
+    CALLS.append(f"outer-{cfg.k}")
+    inner = cache.load_or_run(InnerConfig(), run_inner)
+    return {"v": inner["v"] * cfg.k}
+
+
+@dataclasses.dataclass(frozen=True)
+class PaperProfileConfig(ExperimentConfig):
+    part = "toy"
+    experiment = "paper-profile"
+    profile: str = "paper"

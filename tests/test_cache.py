@@ -70,30 +70,42 @@ def test_changed_code_is_detected(results_dir, monkeypatch):
     path = cache.store(ToyConfig(), run_toy(ToyConfig()))
     assert cache.is_fresh(path) == (True, "fresh")
     real = cache.code_hash
-    monkeypatch.setattr(cache, "code_hash", lambda mods: real(mods) + "-edited")
+    monkeypatch.setattr(cache, "code_hash", lambda roots: real(roots) + "-edited")
     fresh, why = cache.is_fresh(path)
     assert not fresh and "code hash" in why
     assert cache.load(ToyConfig()) is None
     assert [p for p, _ in cache.stale_results(results_dir)] == [path]
 
 
-def test_code_hash_follows_source_bytes(tmp_path, monkeypatch):
-    pkg = tmp_path / "hashsubject"
-    pkg.mkdir()
-    (pkg / "__init__.py").write_text("x = 1\n")
-    (pkg / "sub.py").write_text("y = 2\n")
+def test_code_hash_follows_code_not_comments(tmp_path, monkeypatch):
+    """Roots outside the library count by their normalised source: comments, blank lines and
+    docstrings do not change the hash, any change to the code does."""
+    from fedrepro.core import codehash
+
+    mod = tmp_path / "hashsubject.py"
+    mod.write_text('"""Doc."""\nimport fedrepro.core.rng\n\ny = 2\n')
     monkeypatch.syspath_prepend(str(tmp_path))
     h1 = cache.code_hash(["hashsubject"])
-    (pkg / "sub.py").write_text("y = 3\n")
+    mod.write_text('"""Another doc."""\n# a comment\nimport fedrepro.core.rng\n\n\ny = 2  # same code\n')
+    codehash.clear_cache()
+    assert cache.code_hash(["hashsubject"]) == h1
+    mod.write_text('"""Doc."""\nimport fedrepro.core.rng\n\ny = 3\n')
+    codehash.clear_cache()
     assert cache.code_hash(["hashsubject"]) != h1
     with pytest.raises(ValueError, match="cannot be found"):
         cache.code_hash(["no_such_module_here"])
+    with pytest.raises(ValueError, match="not a module of the fedrepro library"):
+        cache.code_hash(["fedrepro.no_such_module"])
 
 
-def test_tampered_config_hash_is_stale(results_dir):
+def test_tampered_config_is_corrupt_or_stale(results_dir):
     path = cache.store(ToyConfig(), run_toy(ToyConfig()))
     payload = json.loads(path.read_text())
     payload["config"]["n"] = 99  # result no longer belongs to the recorded hash
+    path.write_text(json.dumps(payload))
+    fresh, why = cache.is_fresh(path)
+    assert not fresh and why.startswith("corrupt")
+    payload["digest"] = cache.payload_digest(payload)  # a careful forger fixes the digest too
     path.write_text(json.dumps(payload))
     fresh, why = cache.is_fresh(path)
     assert not fresh and "config hash" in why
@@ -103,9 +115,8 @@ def test_corrupt_file_is_never_returned(results_dir):
     path = cache.store(ToyConfig(), run_toy(ToyConfig()))
     text = path.read_text()
     path.write_text(text[: len(text) // 2])  # truncated by something outside our control
+    assert cache.load(ToyConfig()) is None
     with pytest.warns(UserWarning, match="unreadable"):
-        assert cache.load(ToyConfig()) is None
-    with pytest.warns(UserWarning):
         res = cache.load_or_run(ToyConfig(), run_toy)
     assert res["sum"] == 6.0 and cache.load(ToyConfig()) is not None
 
@@ -180,7 +191,7 @@ def test_run_units_resumes_after_interruption(results_dir):
 
 def test_run_units_combine_and_validation(results_dir):
     res = cache.run_units(ToyConfig(), ["a", "b"], lambda c, u: {"v": len(u)},
-                          combine=lambda d: {"total": sum(r["v"] for r in d.values())},
+                          combine=lambda cfg, d: {"total": sum(r["v"] for r in d.values())},
                           progress=False)
     assert res == {"total": 2}
     with pytest.raises(ValueError, match="distinct"):

@@ -255,6 +255,23 @@ def test_corrupt_cache_file_is_recomputed(synthetic_mnist, env):
                                          registry.REGISTRY["mnist"].split_files("test")]
 
 
+def test_tampered_cache_arrays_are_never_used(synthetic_mnist, env):
+    """A cached file whose arrays were altered (labels zeroed, sources kept) is decoded anew."""
+    arrays, _ = synthetic_mnist
+    load_mnist("train")
+    (path,) = (env["cache"] / "arrays").glob("mnist-train-*.npz")
+    with np.load(path, allow_pickle=False) as z:
+        saved = {k: z[k] for k in z.files}
+    assert np.any(saved["labels"] != 0)
+    saved["labels"] = np.zeros_like(saved["labels"])
+    np.savez(path, **saved)
+    images, labels = load_mnist("train")
+    np.testing.assert_array_equal(labels, arrays["train"][1])
+    with np.load(path, allow_pickle=False) as z:  # and the cache was rewritten intact
+        np.testing.assert_array_equal(z["labels"], arrays["train"][1])
+        assert str(z["digest"]) == arraycache.arrays_digest(z["images"], z["labels"])
+
+
 def test_failed_cache_write_leaves_nothing(synthetic_mnist, env, monkeypatch):
     def broken_savez(*a, **k):
         raise OSError("disk full")

@@ -217,12 +217,14 @@ def test_bad_inputs_name_the_parameter(call, name):
 def test_scorecard_provider_reports_every_statement(results_dir, monkeypatch):
     """The provider on the quick profile (its paper results are the committed ones): one check
     item per statement, with the status following the stored verdicts."""
-    from fedrepro.fedplt import scorecard, theory
+    from fedrepro.fedplt import problems_report, scorecard, theory, theory_jacobian
     from fedrepro.report.scorecard import build
 
-    for name in ("load_checks", "load_counterexamples", "load_stability", "load_rate"):
-        original = getattr(theory, name)
-        monkeypatch.setattr(theory, name, lambda profile, original=original: original("quick"))
+    # every loader the provider calls, on the quick profile: a test never computes a paper one
+    for module, name in ((theory, "load_checks"), (theory, "load_counterexamples"), (theory, "load_stability"),
+                         (theory, "load_rate"), (theory_jacobian, "load_jacobian"), (problems_report, "load")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda profile, original=original: original("quick"))
     out = scorecard.outcomes()
     assert set(scorecard.CHECK_ITEMS) <= set(out)
     assert out["fedplt-v2-check-prop1"].status == "erratum"

@@ -168,14 +168,16 @@ def test_bad_inputs_raise():
 # --------------------------------------------------------------------------- scorecard
 
 
-def test_scorecard_item_is_an_erratum(results_dir):
+@pytest.mark.stored
+def test_scorecard_item_is_an_erratum(monkeypatch):
     from fedrepro.fedplt import scorecard
+
+    monkeypatch.delenv("FEDREPRO_RESULTS_DIR", raising=False)  # the committed store
     from fedrepro.report.scorecard import build
 
-    out = scorecard._constants_outcomes(pr.load("paper"))
+    out = scorecard._constants_outcomes(pr.load("paper"))  # the committed paper-profile result
     item = out["fedplt-v1-check-constants"]
     assert item.status == "erratum" and item.kind == "check" and item.version == "v1"
     assert "eps/N = 0.5" in item.reason
     items = {it.id: it for it in build(out)}
     assert items["fedplt-v1-check-constants"].status == "erratum"
-    assert (results_dir / "fedplt" / "problems.json").exists()  # read through the store

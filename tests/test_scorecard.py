@@ -111,4 +111,4 @@ def test_providers_without_fresh_results_are_skipped_not_computed(results_dir):
     outcomes = scorecard.collect_outcomes(missing=missing)
     assert outcomes == {}
     assert [spec for spec, _ in missing] == list(scorecard.PROVIDERS)
-    assert all("no fresh stored result" in why for _, why in missing)
+    assert all("is not computed" in why and "make book" in why for _, why in missing)

@@ -3,21 +3,40 @@
 A result flows as ``config -> run(config) -> result -> data/results/<part>/<name>.json``.
 Each stored file records
 
-* the config (as plain JSON) and the dotted path of its class,
-* ``config_hash``: SHA-256 of the canonical JSON of the config,
-* ``code_hash``: SHA-256 of the source files of the library modules the config declares
-  it depends on (``ExperimentConfig.code_modules``),
-* the result itself (a plain dict of floats, ints, strings, lists and numpy arrays).
+* the config (as plain JSON), the dotted path of its class and ``config_hash`` (SHA-256 of
+  its canonical JSON);
+* ``code_roots`` (the modules defining the config and its run function) and ``code_hash``:
+  a hash of the normalised code of every library module those roots import, transitively
+  (:mod:`fedrepro.core.codehash`: computed from the import graph, never declared);
+* ``runner``: how to recompute it (the run function, or the unit function, the units and the
+  combine function), which ``make verify`` uses;
+* the result itself (a plain dict of floats, ints, strings, lists and numpy arrays), and
+* ``digest``: SHA-256 of the canonical JSON of everything above. A file whose digest does not
+  match its contents is *corrupt* (edited by hand, or damaged) and never feeds the book.
 
-A stored result is *fresh* when both hashes equal the ones recomputed now; otherwise it is
-*stale* and is never returned by :func:`load_or_run` (it is recomputed). Writes are atomic
-(temporary file in the same folder, ``fsync``, then :func:`os.replace`), so a writer killed
-half-way leaves either the previous file or none, never a half file; a file that cannot be
-parsed is treated as missing.
+A stored result is *fresh* when its digest, config hash and code hash all match; otherwise it
+is stale or corrupt. What happens then depends on the context:
+
+* ``make book`` (the default): it is recomputed and stored;
+* a read-only context -- :func:`read_only`, used by the scorecard, or a store named by
+  ``$FEDREPRO_READ_ONLY_STORE``, which the test suite sets to the committed store: it is an
+  error (:class:`MissingResult`, :class:`CorruptResult`) that names the result and says to run
+  ``make book``; nothing is computed, nothing written;
+* ``$FEDREPRO_NO_PAPER_COMPUTE=1`` (the test suite): computing a ``profile="paper"``
+  result anywhere is an error, so a test can never start a paper-profile computation.
+
+Writes are atomic (temporary file in the same folder, ``fsync``, :func:`os.replace`; files
+are 0644) and locked per result (:mod:`filelock`), so any number of processes may share one
+store: the second process to need a result waits for the first and then loads it.
+``$FEDREPRO_FORCE=1`` (``make reproduce``) recomputes every result once per run: a result
+written since ``$FEDREPRO_FORCE_SINCE`` (set at the start of the run and inherited by the
+chapters' kernels) counts as recomputed.
 
 Long runs made of independent units (Monte Carlo trials, grid points) go through
 :func:`run_units`, which stores every finished unit at once: an interrupted run loses at
-most the unit in progress and resumes where it stopped.
+most the units in progress and resumes where it stopped. The units run through the executor
+chosen by the environment (:mod:`fedrepro.core.executors`: serial, local processes, or a Dask
+cluster), with identical results whichever is used.
 """
 
 from __future__ import annotations
@@ -28,32 +47,46 @@ import dataclasses
 import hashlib
 import importlib
 import importlib.util
+import inspect
 import json
 import os
 import tempfile
+import threading
+import time
 import warnings
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any, BinaryIO, ClassVar
+from typing import Any, BinaryIO
 
-import numpy as np
+from fedrepro.core.records import (
+    ExperimentConfig,
+    _class_path,
+    config_from_dict,
+    config_hash,
+    config_to_dict,
+    decode,
+    encode,
+)
 
 __all__ = [
-    "MissingResult",
-    "atomic_write",
-    "read_only",
+    "CorruptResult",
     "ExperimentConfig",
+    "MissingResult",
     "StoredResult",
+    "atomic_write",
     "atomic_write_text",
     "code_hash",
+    "config_from_dict",
     "config_hash",
     "config_to_dict",
-    "config_from_dict",
     "decode",
     "encode",
     "is_fresh",
     "load",
     "load_or_run",
+    "payload_digest",
+    "read_only",
+    "read_stored",
     "result_path",
     "results_root",
     "run_units",
@@ -61,185 +94,102 @@ __all__ = [
     "store",
 ]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 _LIB_ROOT = Path(__file__).resolve().parents[1]  # .../lib/fedrepro
 _REPO_ROOT = _LIB_ROOT.parents[1]
+_FILE_MODE = 0o644
 
 
 def results_root() -> Path:
-    """Folder holding the results store.
+    """Folder holding the results store (absolute).
 
-    ``$FEDREPRO_RESULTS_DIR`` when set (tests and quick runs use a temporary folder),
-    otherwise ``data/results`` of the repository.
+    ``$FEDREPRO_RESULTS_DIR`` when set, resolved from the folder the command was started in
+    (the chapter runner and the test suite pass it on as an absolute path), otherwise
+    ``data/results`` of the repository.
     """
     env = os.environ.get("FEDREPRO_RESULTS_DIR")
-    return Path(env) if env else _REPO_ROOT / "data" / "results"
+    return Path(env).resolve() if env else _REPO_ROOT / "data" / "results"
 
 
-@dataclasses.dataclass(frozen=True)
-class ExperimentConfig:
-    """Base class of every experiment config (a frozen dataclass).
+def code_hash(roots: Sequence[str]) -> str:
+    """Hash of the normalised code of every library module the ``roots`` import, transitively.
 
-    Subclasses set the class variables
+    Roots outside the library (a test's helper module) count by their own normalised source
+    and by the library modules they import."""
+    from fedrepro.core import codehash
 
-    * ``part``: the book part (``"fedplt"``, ``"dpfedpaq"``, ``"alidpfl"``, ``"privacy"``),
-    * ``experiment``: the experiment name (file stem of the stored result),
-    * ``code_modules``: dotted names of the library modules or packages whose source the
-      result depends on; a change in any of them makes the stored result stale.
-
-    and declare their parameters as dataclass fields (JSON-able values only: numbers,
-    strings, booleans, None, tuples of these).
-    """
-
-    part: ClassVar[str] = ""
-    experiment: ClassVar[str] = ""
-    code_modules: ClassVar[tuple[str, ...]] = ()
-
-    def result_name(self) -> str:
-        """File stem under ``<results_root>/<part>/``.
-
-        ``experiment``, suffixed with the profile when the config has a ``profile`` field
-        other than ``"paper"``, so quick runs never overwrite the paper's results.
-        Override to store several configs of one experiment side by side.
-        """
-        profile = getattr(self, "profile", "paper")
-        return self.experiment if profile == "paper" else f"{self.experiment}-{profile}"
+    lib_roots: set[str] = set()
+    extra = hashlib.sha256()
+    for name in sorted(set(roots)):
+        if name == codehash.PACKAGE or name.startswith(codehash.PACKAGE + "."):
+            lib_roots.add(name)
+            continue
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            raise ValueError(f"code module {name!r} cannot be found")
+        path = Path(spec.origin)
+        extra.update(name.encode() + b"\0" + codehash.normalised_hash(path).encode() + b"\0")
+        lib_roots.update(_library_imports(path, codehash.PACKAGE))
+    return hashlib.sha256((codehash.code_hash(sorted(lib_roots)) + extra.hexdigest()).encode()).hexdigest()
 
 
-# --------------------------------------------------------------------------- hashing
+def _library_imports(path: Path, package: str) -> set[str]:
+    import ast
+
+    from fedrepro.core import codehash
+
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_bytes())):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+        for name in names:
+            if name.split(".")[0] == package:
+                with contextlib.suppress(ValueError):
+                    codehash.module_path(name)
+                    out.add(name)
+    return out
 
 
-def _canonical(obj: Any) -> Any:
-    """Turn ``obj`` into canonical JSON-able data (tuples become lists, keys sorted later)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _canonical(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, Mapping):
-        return {str(k): _canonical(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_canonical(v) for v in obj]
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not np.isfinite(obj):
-        return repr(obj)
-    if obj is None or isinstance(obj, (bool, int, float, str)):
-        return obj
-    raise TypeError(f"config value {obj!r} of type {type(obj).__name__} is not JSON-able")
+def _function_path(fn: Callable[..., Any] | None) -> str | None:
+    """``module:qualname`` of a module-level function (``None`` for closures and lambdas)."""
+    if fn is None:
+        return None
+    module, qualname = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or "<" in qualname:
+        return None
+    return f"{module}:{qualname}"
 
 
-def _class_path(cls: type) -> str:
-    return f"{cls.__module__}:{cls.__qualname__}"
-
-
-def config_to_dict(config: ExperimentConfig) -> dict[str, Any]:
-    """The config's fields as canonical JSON-able data."""
-    if not (dataclasses.is_dataclass(config) and not isinstance(config, type)):
-        raise TypeError(f"config must be a dataclass instance, got {type(config).__name__}")
-    return _canonical(config)
-
-
-def config_from_dict(class_path: str, data: Mapping[str, Any]) -> ExperimentConfig:
-    """Rebuild a config from its class path (``module:QualName``) and stored fields."""
-    module_name, _, qualname = class_path.partition(":")
+def resolve_function(path: str) -> Callable[..., Any]:
+    """The function named by ``module:qualname``."""
+    module_name, _, qualname = path.partition(":")
     obj: Any = importlib.import_module(module_name)
     for part in qualname.split("."):
         obj = getattr(obj, part)
-    kwargs = {}
-    for field in dataclasses.fields(obj):
-        if field.name in data:
-            value = data[field.name]
-            kwargs[field.name] = _retuple(value)
-    return obj(**kwargs)
-
-
-def _retuple(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_retuple(v) for v in value)
-    return value
-
-
-def config_hash(config: ExperimentConfig) -> str:
-    """SHA-256 of the canonical JSON of the config and its class path."""
-    payload = {"class": _class_path(type(config)), "fields": config_to_dict(config)}
-    text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
-
-
-def _module_files(name: str) -> list[Path]:
-    spec = importlib.util.find_spec(name)
-    if spec is None or spec.origin is None:
-        raise ValueError(f"code module {name!r} cannot be found")
-    origin = Path(spec.origin)
-    if spec.submodule_search_locations:  # a package: every .py file below it
-        root = origin.parent
-        return sorted(p for p in root.rglob("*.py") if "__pycache__" not in p.parts)
-    return [origin]
-
-
-def code_hash(modules: Iterable[str]) -> str:
-    """SHA-256 over the source files of the given modules/packages (path + bytes)."""
-    h = hashlib.sha256()
-    files: dict[str, Path] = {}
-    for name in modules:
-        for path in _module_files(name):
-            try:
-                rel = path.resolve().relative_to(_LIB_ROOT.parent).as_posix()
-            except ValueError:
-                rel = path.name
-            files[rel] = path
-    for rel in sorted(files):
-        h.update(rel.encode() + b"\0")
-        h.update(files[rel].read_bytes().replace(b"\r\n", b"\n") + b"\0")
-    return h.hexdigest()
-
-
-def _config_code_hash(config: ExperimentConfig) -> str:
-    return code_hash(type(config).code_modules)
-
-
-# --------------------------------------------------------------------------- encoding
-
-
-def encode(obj: Any) -> Any:
-    """Encode a result for JSON: numpy arrays keep dtype and shape; non-finite floats survive."""
-    if isinstance(obj, np.ndarray):
-        return {
-            "__ndarray__": encode(obj.tolist()),
-            "dtype": str(obj.dtype),
-            "shape": list(obj.shape),
-        }
-    if isinstance(obj, np.generic):
-        return encode(obj.item())
-    if isinstance(obj, float):
-        if np.isnan(obj):
-            return {"__float__": "nan"}
-        if np.isinf(obj):
-            return {"__float__": "inf" if obj > 0 else "-inf"}
-        return obj
-    if isinstance(obj, Mapping):
-        return {str(k): encode(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [encode(v) for v in obj]
-    if obj is None or isinstance(obj, (bool, int, str)):
-        return obj
-    raise TypeError(f"result value of type {type(obj).__name__} cannot be stored")
-
-
-def decode(obj: Any) -> Any:
-    """Inverse of :func:`encode`."""
-    if isinstance(obj, dict):
-        if "__ndarray__" in obj:
-            data = decode(obj["__ndarray__"])
-            return np.asarray(data, dtype=obj["dtype"]).reshape(obj["shape"])
-        if "__float__" in obj and len(obj) == 1:
-            return float(obj["__float__"])
-        return {k: decode(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [decode(v) for v in obj]
     return obj
+
+
+def _code_roots(config: ExperimentConfig, runner: Mapping[str, Any] | None) -> list[str]:
+    roots = {type(config).__module__}
+    for key in ("run", "unit", "combine"):
+        path = (runner or {}).get(key)
+        if path:
+            roots.add(path.partition(":")[0])
+    return sorted(roots)
 
 
 def _dumps(payload: Any) -> str:
     return json.dumps(payload, sort_keys=True, indent=1, allow_nan=False) + "\n"
+
+
+def payload_digest(payload: Mapping[str, Any]) -> str:
+    """SHA-256 of the canonical JSON of a stored payload without its ``digest`` entry."""
+    body = {k: v for k, v in payload.items() if k != "digest"}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 # --------------------------------------------------------------------------- storage
@@ -247,7 +197,8 @@ def _dumps(payload: Any) -> str:
 
 def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
     """Write ``path`` atomically: ``write(fh)`` fills a temp file (binary) in the same folder,
-    which is fsynced and renamed over ``path``; on any error nothing is left behind."""
+    which is fsynced, given mode 0644 and renamed over ``path``; on any error nothing is left
+    behind."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -256,6 +207,7 @@ def atomic_write(path: Path, write: Callable[[BinaryIO], object]) -> None:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, _FILE_MODE)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -272,7 +224,12 @@ def result_path(config: ExperimentConfig, root: Path | None = None) -> Path:
     cls = type(config)
     if not cls.part or not config.result_name():
         raise ValueError(f"{cls.__name__} must set the class variables 'part' and 'experiment'")
-    return (root or results_root()) / cls.part / f"{config.result_name()}.json"
+    return (Path(root).resolve() if root else results_root()) / cls.part / f"{config.result_name()}.json"
+
+
+def _display(path: Path) -> str:
+    """``<part>/<name>.json``: how errors name a result (no local paths)."""
+    return f"{path.parent.name}/{path.name}"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -284,106 +241,141 @@ class StoredResult:
     config: dict[str, Any]
     config_hash: str
     code_hash: str
-    code_modules: tuple[str, ...]
+    code_roots: tuple[str, ...]
+    runner: dict[str, Any] | None
     result: dict[str, Any]
+    units: dict[str, Any] | None = None
 
 
-def store(config: ExperimentConfig, result: Mapping[str, Any], root: Path | None = None) -> Path:
-    """Store ``result`` for ``config`` atomically and return its path."""
+class MissingResult(LookupError):
+    """No fresh stored result where one may not be computed (read-only contexts)."""
+
+
+class CorruptResult(MissingResult):
+    """A stored file whose digest does not match its contents (edited or damaged)."""
+
+
+def store(config: ExperimentConfig, result: Mapping[str, Any], root: Path | None = None, *,
+          runner: Mapping[str, Any] | None = None,
+          units: Mapping[str, Any] | None = None, code_hash_: str | None = None) -> Path:
+    """Store ``result`` for ``config`` atomically and return its path.
+
+    ``runner`` says how to recompute it (``{"run": "module:function"}`` or
+    ``{"unit": ..., "units": [...], "combine": ...}``); ``units`` keeps the unit results for a
+    spot check (``verify_units``); ``code_hash_`` is the code hash taken when the computation
+    started (default: now)."""
     cls = type(config)
-    payload = {
+    roots = _code_roots(config, runner)
+    payload: dict[str, Any] = {
         "format": FORMAT_VERSION,
         "class": _class_path(cls),
         "config": config_to_dict(config),
         "config_hash": config_hash(config),
-        "code_modules": list(cls.code_modules),
-        "code_hash": _config_code_hash(config),
+        "code_roots": roots,
+        "code_hash": code_hash_ or code_hash(roots),
+        "runner": dict(runner) if runner else None,
         "result": encode(dict(result)),
     }
+    if units is not None:
+        payload["units"] = encode(dict(units))
+    payload["digest"] = payload_digest(payload)
     path = result_path(config, root)
     atomic_write_text(path, _dumps(payload))
     return path
 
 
-def _read(path: Path) -> StoredResult | None:
-    """Read a stored file; ``None`` (with a warning) if it is missing or unreadable."""
+def read_stored(path: Path) -> tuple[StoredResult | None, str]:
+    """Read a stored file: ``(result, "ok")``, or ``(None, reason)`` when it is missing,
+    unreadable, written by an older format, or corrupt (digest mismatch)."""
+    path = Path(path)
     try:
-        payload = json.loads(Path(path).read_text(encoding="utf-8"))
-        return StoredResult(
-            path=Path(path),
-            class_path=payload["class"],
-            config=payload["config"],
-            config_hash=payload["config_hash"],
-            code_hash=payload["code_hash"],
-            code_modules=tuple(payload["code_modules"]),
-            result=decode(payload["result"]),
-        )
+        payload = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        return None
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        warnings.warn(f"ignoring unreadable result file {Path(path).name}: {exc}", stacklevel=3)
-        return None
+        return None, "missing"
+    except (OSError, ValueError) as exc:
+        return None, f"unreadable ({exc})"
+    if not isinstance(payload, dict) or payload.get("format") != FORMAT_VERSION:
+        return None, "stale: written by an older version of the results store"
+    if payload.get("digest") != payload_digest(payload):
+        return None, "corrupt: its contents do not match their digest (edited by hand or damaged)"
+    try:
+        stored = StoredResult(
+            path=path, class_path=payload["class"], config=payload["config"],
+            config_hash=payload["config_hash"], code_hash=payload["code_hash"],
+            code_roots=tuple(payload["code_roots"]), runner=payload.get("runner"),
+            result=decode(payload["result"]),
+            units=decode(payload["units"]) if "units" in payload else None)
+    except (KeyError, TypeError, ValueError) as exc:
+        return None, f"unreadable ({exc})"
+    return stored, "ok"
+
+
+def _check(config: ExperimentConfig, path: Path) -> tuple[StoredResult | None, str]:
+    """The stored result of ``config`` at ``path`` if fresh, else ``(None, why)``."""
+    stored, why = read_stored(path)
+    if stored is None:
+        return None, why
+    if stored.config_hash != config_hash(config):
+        return None, "stale: stored for another config"
+    if stored.code_hash != code_hash(stored.code_roots):
+        return None, "stale: library code changed since it was computed"
+    return stored, "fresh"
 
 
 def load(config: ExperimentConfig, root: Path | None = None) -> StoredResult | None:
-    """The stored result of ``config`` if present, readable and fresh; else ``None``."""
-    stored = _read(result_path(config, root))
-    if stored is None:
-        return None
-    if stored.config_hash != config_hash(config) or stored.code_hash != _config_code_hash(config):
-        return None
-    return stored
+    """The stored result of ``config`` if present, intact and fresh; else ``None``."""
+    return _check(config, result_path(config, root))[0]
 
 
 def is_fresh(path: Path) -> tuple[bool, str]:
     """Whether a stored result still matches its config class and code; with the reason."""
-    stored = _read(path)
+    stored, why = read_stored(path)
     if stored is None:
-        return False, "missing or unreadable"
+        return False, why
     try:
         config = config_from_dict(stored.class_path, stored.config)
     except (ImportError, AttributeError, TypeError) as exc:
-        return False, f"config class {stored.class_path} cannot be rebuilt: {exc}"
+        return False, f"stale: config class {stored.class_path} cannot be rebuilt ({exc})"
     if config_hash(config) != stored.config_hash:
-        return False, "config hash differs (config class changed)"
-    if tuple(type(config).code_modules) != stored.code_modules:
-        return False, "declared code modules changed"
-    if _config_code_hash(config) != stored.code_hash:
-        return False, "code hash differs (library code changed since it was computed)"
+        return False, "stale: config hash differs (config class changed)"
+    try:
+        current = code_hash(stored.code_roots)
+    except ValueError as exc:
+        return False, f"stale: {exc}"
+    if current != stored.code_hash:
+        return False, "stale: code hash differs (library code changed since it was computed)"
     return True, "fresh"
 
 
-def stale_results(root: Path | None = None) -> list[tuple[Path, str]]:
-    """Every stored experiment result under ``root`` that is not fresh, with the reason.
-
-    Files that are not experiment results (no ``"class"`` key, e.g. the scorecard) and
-    the in-progress unit folders are skipped.
-    """
-    root = root or results_root()
+def stored_files(root: Path | None = None) -> list[Path]:
+    """Every stored experiment result under ``root`` (files with a ``"class"`` entry; the
+    in-progress unit folders and other JSON files, e.g. the scorecard, are skipped)."""
+    root = Path(root).resolve() if root else results_root()
     out = []
-    for path in sorted(Path(root).rglob("*.json")):
+    for path in sorted(root.rglob("*.json")):
         if any(part.startswith(".") for part in path.relative_to(root).parts):
             continue
         try:
             head = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
-            out.append((path, "unreadable JSON"))
+            out.append(path)  # unreadable: reported by stale_results
             continue
-        if not isinstance(head, dict) or "class" not in head:
-            continue
+        if isinstance(head, dict) and "class" in head:
+            out.append(path)
+    return out
+
+
+def stale_results(root: Path | None = None) -> list[tuple[Path, str]]:
+    """Every stored experiment result under ``root`` that is not fresh, with the reason."""
+    out = []
+    for path in stored_files(root):
         fresh, why = is_fresh(path)
         if not fresh:
             out.append((path, why))
     return out
 
 
-def _resolve_force(force: bool | None) -> bool:
-    """``force`` as given, or ``$FEDREPRO_FORCE == "1"`` when it is None."""
-    return os.environ.get("FEDREPRO_FORCE", "") == "1" if force is None else force
-
-
-class MissingResult(LookupError):
-    """Raised by :func:`load_or_run` under :func:`read_only` when no fresh result is stored."""
+# --------------------------------------------------------------------------- policies
 
 
 _READ_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("fedrepro_read_only", default=False)
@@ -392,7 +384,7 @@ _READ_ONLY: contextvars.ContextVar[bool] = contextvars.ContextVar("fedrepro_read
 @contextlib.contextmanager
 def read_only() -> Iterator[None]:
     """Within this block :func:`load_or_run` (and :func:`run_units`) only read the store:
-    a missing or stale result raises :class:`MissingResult` instead of being computed.
+    a missing, stale or corrupt result raises :class:`MissingResult` instead of being computed.
 
     The scorecard uses it, so that it reports what the chapters have computed and never
     starts a long computation itself.
@@ -404,6 +396,111 @@ def read_only() -> Iterator[None]:
         _READ_ONLY.reset(token)
 
 
+def _protected(root: Path) -> bool:
+    """Whether ``root`` is the store named by ``$FEDREPRO_READ_ONLY_STORE``."""
+    env = os.environ.get("FEDREPRO_READ_ONLY_STORE")
+    return bool(env) and Path(env).resolve() == Path(root).resolve()
+
+
+def _refuse(path: Path, why: str) -> MissingResult:
+    cls = CorruptResult if why.startswith("corrupt") else MissingResult
+    return cls(f"result {_display(path)} is {why if why != 'missing' else 'not computed'}: "
+               f"this context only reads the results store; run `make book` to (re)compute it")
+
+
+def _guard_paper_profile(config: ExperimentConfig, path: Path) -> None:
+    if os.environ.get("FEDREPRO_NO_PAPER_COMPUTE") == "1" and getattr(config, "profile", None) == "paper":
+        raise RuntimeError(
+            f"computing the paper-profile result {_display(path)} is not allowed here "
+            "($FEDREPRO_NO_PAPER_COMPUTE=1, set by the test suite): use profile='quick', or read "
+            "the committed store (run `make book` if it is stale)")
+
+
+if os.environ.get("FEDREPRO_FORCE") == "1" and not os.environ.get("FEDREPRO_FORCE_SINCE"):
+    # the start of this forced run; processes started from here (chapter kernels, workers)
+    # inherit it, so each result is recomputed once per run
+    os.environ["FEDREPRO_FORCE_SINCE"] = repr(time.time())
+_FORCED_HERE: set[Path] = set()
+
+
+def _force_applies(force: bool | None, path: Path) -> bool:
+    """Explicit ``force=True`` always recomputes; ``$FEDREPRO_FORCE=1`` recomputes a result
+    that this run has not recomputed yet."""
+    if force is not None:
+        return force
+    if os.environ.get("FEDREPRO_FORCE", "") != "1":
+        return False
+    if path in _FORCED_HERE:
+        return False
+    since = os.environ.get("FEDREPRO_FORCE_SINCE")
+    if since:
+        with contextlib.suppress(OSError, ValueError):
+            if path.stat().st_mtime >= float(since):
+                return False
+    return True
+
+
+_locks: dict[Path, Any] = {}
+_locks_guard = threading.Lock()
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    """Exclusive lock on one result across processes (a file under ``<store>/.locks``)."""
+    from filelock import FileLock, Timeout
+
+    lock_file = path.parent.parent / ".locks" / path.parent.name / f"{path.name}.lock"
+    lock_file.parent.mkdir(parents=True, exist_ok=True)
+    with _locks_guard:
+        lock = _locks.setdefault(lock_file, FileLock(str(lock_file)))
+    try:
+        lock.acquire(timeout=0.5)
+    except Timeout:
+        import sys
+
+        print(f"waiting for another process computing {_display(path)} ...", file=sys.stderr, flush=True)
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _compute_and_store(config: ExperimentConfig, compute: Callable[[ExperimentConfig], Any],
+                       runner: Mapping[str, Any], force: bool | None, root: Path | None,
+                       ) -> dict[str, Any]:
+    path = result_path(config, root)
+    if _READ_ONLY.get() or _protected(path.parent.parent):
+        stored, why = _check(config, path)
+        if stored is None:
+            raise _refuse(path, why)
+        return stored.result
+    if not _force_applies(force, path):
+        stored, why = _check(config, path)
+        if stored is not None:
+            return stored.result
+        if why.startswith(("corrupt", "unreadable")):
+            warnings.warn(f"recomputing {_display(path)}: {why}", stacklevel=3)
+    _guard_paper_profile(config, path)
+    with _locked(path):
+        if not _force_applies(force, path):  # another process may have computed it meanwhile
+            stored, _ = _check(config, path)
+            if stored is not None:
+                return stored.result
+        # the code the computation starts from: an edit while it runs leaves the result stale
+        started_with = code_hash(_code_roots(config, runner))
+        out = compute(config)
+        result, units = out if isinstance(out, tuple) else (out, None)
+        if not isinstance(result, Mapping):
+            raise TypeError(f"run() must return a mapping, got {type(result).__name__}")
+        store(config, result, root, runner=runner, units=units, code_hash_=started_with)
+        if os.environ.get("FEDREPRO_FORCE", "") == "1":
+            _FORCED_HERE.add(path)
+    # Return what a later load returns (same values, same key order), so fresh and cached
+    # runs look the same.
+    return decode(json.loads(_dumps(encode(dict(result)))))
+
+
 def load_or_run(
     config: ExperimentConfig,
     run: Callable[[ExperimentConfig], Mapping[str, Any]],
@@ -413,33 +510,34 @@ def load_or_run(
 ) -> dict[str, Any]:
     """Return the fresh stored result of ``config``, computing and storing it if needed.
 
-    ``force=True`` (or ``$FEDREPRO_FORCE=1``, which ``make reproduce`` sets) ignores the
-    store and recomputes.
+    ``run`` should be a module-level function (``make verify`` recomputes the result by
+    calling it again). ``force=True`` ignores the store and recomputes;
+    ``$FEDREPRO_FORCE=1`` (``make reproduce``) recomputes each result once per run. In a
+    read-only context a missing, stale or corrupt result raises :class:`MissingResult`.
     """
-    if _READ_ONLY.get():
-        stored = load(config, root)
-        if stored is None:
-            raise MissingResult(
-                f"no fresh stored result for {type(config).part}/{config.result_name()} "
-                f"({type(config).__name__}); run the chapter that computes it")
-        return stored.result
-    force = _resolve_force(force)
-    if not force:
-        stored = load(config, root)
-        if stored is not None:
-            return stored.result
-    result = run(config)
-    if not isinstance(result, Mapping):
-        raise TypeError(f"run() must return a mapping, got {type(result).__name__}")
-    store(config, result, root)
-    # Return what a later load returns (same values, same key order), so fresh and cached
-    # runs look the same.
-    return decode(json.loads(_dumps(encode(dict(result)))))
+    return _compute_and_store(config, run, {"run": _function_path(run)}, force, root)
 
 
-def _units_dir(config: ExperimentConfig, root: Path | None) -> Path:
+def _units_dir(config: ExperimentConfig, root: Path | None, runner: Mapping[str, Any]) -> Path:
     path = result_path(config, root)
-    return path.parent / ".units" / f"{path.stem}-{config_hash(config)[:16]}-{_config_code_hash(config)[:16]}"
+    roots = _code_roots(config, runner)
+    return path.parent / ".units" / f"{path.stem}-{config_hash(config)[:16]}-{code_hash(roots)[:16]}"
+
+
+def _check_units(units: Sequence[str]) -> list[str]:
+    units = list(units)
+    if len(set(units)) != len(units):
+        raise ValueError("units must be distinct")
+    for unit in units:
+        if not isinstance(unit, str) or not unit or "/" in unit or unit.startswith("."):
+            raise ValueError(f"unit name {unit!r} must be a non-empty file-name-safe string")
+    return units
+
+
+def _call_combine(combine: Callable[..., Mapping[str, Any]], config: ExperimentConfig,
+                  done: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    n_params = len(inspect.signature(combine).parameters)
+    return dict(combine(config, done) if n_params >= 2 else combine(done))
 
 
 def run_units(
@@ -447,67 +545,79 @@ def run_units(
     units: Sequence[str],
     run_unit: Callable[[ExperimentConfig, str], Mapping[str, Any]],
     *,
-    combine: Callable[[dict[str, dict[str, Any]]], Mapping[str, Any]] | None = None,
+    combine: Callable[..., Mapping[str, Any]] | None = None,
     force: bool | None = None,
     root: Path | None = None,
     progress: bool = True,
 ) -> dict[str, Any]:
     """Resumable :func:`load_or_run` for an experiment made of independent units.
 
-    Each finished unit is stored at once (atomically) in a hidden folder next to the
-    result; a re-run after an interruption skips the units already done, so at most the
-    unit in progress is lost. When all units are done, ``combine({unit: result})`` (default:
-    the dict itself, under ``"units"``) is stored as the experiment's result and the unit
-    files are removed. A progress bar (tqdm) shows the units.
+    ``run_unit(config, unit)`` must be a pure, module-level function of its arguments: the
+    units run through the executor the environment selects (serial; ``$FEDREPRO_WORKERS``
+    local processes; a Dask cluster at ``$FEDREPRO_DASK_SCHEDULER``), with identical results
+    whichever is used. Each finished unit is stored at once (atomically) in a hidden folder
+    next to the result; a re-run after an interruption skips the units already done. When all
+    units are done, ``combine(config, {unit: result})`` (or ``combine({unit: result})``;
+    default: the dict itself, under ``"units"``) is stored as the experiment's result and the
+    unit files are removed. A progress bar (tqdm) counts the finished units.
     """
-    force = _resolve_force(force)  # a forced run also ignores units of an interrupted run
-    if len(set(units)) != len(units):
-        raise ValueError("units must be distinct")
-    for unit in units:
-        if not unit or "/" in unit or unit.startswith("."):
-            raise ValueError(f"unit name {unit!r} must be a non-empty file-name-safe string")
+    units = _check_units(units)
+    root_path = Path(root).resolve() if root else None
+    path = result_path(config, root_path)
+    runner = {"unit": _function_path(run_unit), "units": units, "combine": _function_path(combine)}
 
-    def _run_all(cfg: ExperimentConfig) -> Mapping[str, Any]:
-        folder = _units_dir(cfg, root)
+    def compute(cfg: ExperimentConfig) -> tuple[dict[str, Any], dict[str, Any] | None]:
+        from fedrepro.core.executors import map_units
+
+        folder = _units_dir(cfg, root_path, runner)
+        reuse = not _force_applies(force, path)  # a forced run ignores units of an interrupted run
         done: dict[str, dict[str, Any]] = {}
         todo = []
         for unit in units:
-            stored = None if force else _read_unit(folder / f"{unit}.json")
+            stored = _read_unit(folder / f"{unit}.json") if reuse else None
             if stored is None:
                 todo.append(unit)
             else:
                 done[unit] = stored
-        if todo:
-            from tqdm import tqdm  # plain text bar: no widget needed in a notebook
-
-            bar = tqdm(todo, desc=f"{type(cfg).part}/{cfg.result_name()}", disable=not progress,
-                       initial=len(done), total=len(units), leave=False)
-            for unit in bar:
-                res = dict(run_unit(cfg, unit))
-                text = _dumps(encode(res))
-                atomic_write_text(folder / f"{unit}.json", text)
-                done[unit] = decode(json.loads(text))
+        for unit, res in map_units(run_unit, cfg, todo, desc=f"{type(cfg).part}/{cfg.result_name()}",
+                                   progress=progress, initial=len(done), total=len(units)):
+            text = _dumps(encode(dict(res)))
+            atomic_write_text(folder / f"{unit}.json", text)
+            done[unit] = decode(json.loads(text))
         ordered = {u: done[u] for u in units}
-        combined = dict(combine(ordered)) if combine else {"units": ordered}
-        return combined
+        combined = _call_combine(combine, cfg, ordered) if combine else {"units": ordered}
+        return combined, (ordered if type(cfg).verify_units is not None else None)
 
-    result = load_or_run(config, _run_all, force=force, root=root)
-    folder = _units_dir(config, root)
-    if folder.exists():
-        for f in folder.glob("*"):
-            f.unlink()
-        folder.rmdir()
-        try:
-            folder.parent.rmdir()
-        except OSError:
-            pass
+    result = _compute_and_store(config, compute, runner, force, root_path)
+    _remove_units(_units_dir(config, root_path, runner), units)
     return result
+
+
+def run_unit_spot_check(config: ExperimentConfig, run_unit: Callable[[ExperimentConfig, str], Mapping[str, Any]],
+                        units: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """Recompute some units of a :func:`run_units` experiment (no store involved): what
+    ``make verify`` compares with the units a result keeps when ``verify_units`` is set."""
+    out = {}
+    for unit in _check_units(units):
+        out[unit] = decode(json.loads(_dumps(encode(dict(run_unit(config, unit))))))
+    return out
+
+
+def _remove_units(folder: Path, units: Sequence[str]) -> None:
+    """Remove this experiment's unit files (only those: other processes' temp files stay)."""
+    if not folder.exists():
+        return
+    for unit in units:
+        (folder / f"{unit}.json").unlink(missing_ok=True)
+    for d in (folder, folder.parent):
+        try:
+            d.rmdir()
+        except OSError:
+            break  # not empty (another run's files) or already gone
 
 
 def _read_unit(path: Path) -> dict[str, Any] | None:
     try:
         return decode(json.loads(path.read_text(encoding="utf-8")))
-    except FileNotFoundError:
-        return None
-    except ValueError:
+    except (FileNotFoundError, ValueError):
         return None

@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.core import linalg as _linalg
 from fedrepro.core.prox import (
     REGULARIZER_KINDS,
     Regularizer,
@@ -233,7 +234,7 @@ def spectral_norm(S: Any) -> float:
     S = np.asarray(S, dtype=float)
     if S.ndim != 2:
         raise ValueError(f"S must be a matrix, got shape {S.shape}")
-    return float(np.linalg.norm(S, 2))
+    return _linalg.spectral_norm(S, "S")
 
 
 def spectral_radius(S: Any) -> float:

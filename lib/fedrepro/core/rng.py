@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedrepro.core.cache import ExperimentConfig, config_to_dict
+from fedrepro.core.records import ExperimentConfig, config_to_dict
 
 if TYPE_CHECKING:
     import torch

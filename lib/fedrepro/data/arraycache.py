@@ -4,7 +4,9 @@ A decoded split is stored as ``<cache>/arrays/<dataset>-<split>-<key>.npz`` wher
 derived from the SHA-256 of every source file, the expected shapes, the archive members and
 :data:`DECODER_VERSION`. A changed source hash (or decoder) therefore gives another file
 name, and the stale file is removed when the new one is written. Each file also records the
-source hashes it was decoded from, which are compared on load. Writes are atomic
+source hashes it was decoded from and a SHA-256 digest of the decoded arrays themselves;
+both are compared on load, so a cached file whose arrays were altered (e.g. zeroed labels)
+is never used: it is decoded again from the checked source files. Writes are atomic
 (temporary file in the same folder, ``fsync``, :func:`os.replace`); a file that cannot be
 read is treated as missing. Arrays are read with ``allow_pickle=False``.
 """
@@ -23,9 +25,19 @@ from fedrepro.core.cache import atomic_write
 from fedrepro.data.fetch import cache_root
 from fedrepro.data.registry import DatasetSpec
 
-__all__ = ["DECODER_VERSION", "cache_key", "cache_path", "load_cached", "store_cached"]
+__all__ = ["DECODER_VERSION", "arrays_digest", "cache_key", "cache_path", "load_cached", "store_cached"]
 
 DECODER_VERSION = 1
+
+
+def arrays_digest(images: np.ndarray, labels: np.ndarray) -> str:
+    """SHA-256 of the decoded arrays (dtype, shape and bytes of both)."""
+    h = hashlib.sha256()
+    for arr in (images, labels):
+        arr = np.ascontiguousarray(arr)
+        h.update(f"{arr.dtype.str}{arr.shape}".encode())
+        h.update(arr.tobytes())
+    return h.hexdigest()
 
 
 def _sources(spec: DatasetSpec, split: str) -> list[str]:
@@ -56,12 +68,13 @@ def load_cached(spec: DatasetSpec, split: str) -> tuple[np.ndarray, np.ndarray] 
     try:
         with np.load(path, allow_pickle=False) as z:
             images, labels, sources = z["images"], z["labels"], z["sources"]
+            digest = str(z["digest"])
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
         return None
     n = spec.n_samples[split]
     if (sources.tolist() != _sources(spec, split) or images.dtype != np.uint8
             or labels.dtype != np.uint8 or images.shape != (n, *spec.image_shape)
-            or labels.shape != (n,)):
+            or labels.shape != (n,) or digest != arrays_digest(images, labels)):
         return None
     return images, labels
 
@@ -70,7 +83,8 @@ def store_cached(spec: DatasetSpec, split: str, images: np.ndarray, labels: np.n
     """Write the decoded arrays atomically and remove stale files of the same split."""
     path = cache_path(spec, split)
     atomic_write(path, lambda fh: np.savez(fh, images=images, labels=labels,
-                                           sources=np.array(_sources(spec, split))))
+                                           sources=np.array(_sources(spec, split)),
+                                           digest=np.array(arrays_digest(images, labels))))
     stale = re.compile(re.escape(f"{spec.name}-{split}-") + r"[0-9a-f]{16}\.npz")
     for other in path.parent.iterdir():
         if other != path and stale.fullmatch(other.name):

@@ -33,14 +33,14 @@ from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.core.rng import generator
 from fedrepro.fedplt.algorithm import default_step_size, run_fedplt
 from fedrepro.problems import LogisticProblem, logistic_v1, logistic_v2
-from fedrepro.report.book import check_profile, sig3
+from fedrepro.report.book import check_profile, roundoff, sig3
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
 __all__ = [
-    "PROBLEMS", "CODE_MODULES", "ProblemsConfig", "build_problems", "class_balance",
+    "PROBLEMS", "ProblemsConfig", "build_problems", "class_balance",
     "sample_points", "hessian_extremes", "v1_strong_convexity", "iterations_to_tolerance",
     "convergence_trace", "run", "load", "paper_table_ix_iterations",
     "problems_frame", "constants_frame", "lam_by_radius_frame", "v1_constants_frame", "newton_frame", "ne_frame",
@@ -55,10 +55,6 @@ PROBLEMS: dict[str, str] = {
 }
 
 #: Library code the stored result depends on.
-CODE_MODULES: tuple[str, ...] = (
-    "fedrepro.problems", "fedrepro.fedplt.algorithm", "fedrepro.fedplt.local_solvers",
-    "fedrepro.core.prox", "fedrepro.core.rng", "fedrepro.fedplt.problems_report",
-)
 
 
 @dataclass(frozen=True)
@@ -77,7 +73,6 @@ class ProblemsConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "problems"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
 
     profile: str = "paper"
     seed: int = 0
@@ -413,7 +408,7 @@ def newton_frame(result: dict[str, Any]) -> pd.DataFrame:
     rows = []
     for key, label in PROBLEMS.items():
         s = result["problems"][key]
-        rows.append({"problem": label, "||sum grad f_i(x*)||": _fmt(s["newton_grad_norm"]),
+        rows.append({"problem": label, "||sum grad f_i(x*)||": roundoff(s["newton_grad_norm"]),
                      "Newton iterations": s["newton_iterations"],
                      "lam_min of Hessian of sum at x*": _fmt(s["newton_hessian_min_eig"]),
                      "||x*||": _fmt(float(np.linalg.norm(s["x_star"])))})

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedrepro.report.book import sig3
+from fedrepro.report.book import roundoff, sig3
 from fedrepro.report.scorecard import Outcome, compare
 
 if TYPE_CHECKING:
@@ -219,7 +219,7 @@ def _noise_claims(v2: dict[str, Any], v1: dict[str, Any]) -> dict[str, Outcome]:
         noiseless_end = float(r["noiseless"]["x"][-1])
         reason = (f"noisy GD, ||x - 1 x*|| over the averaging window at tau = {_seq(r['taus'])}: {reason}; "
                   f"mini-batch SGD (batch {sgd['batch']}) stalls at {sig3(sgd['window_mean'])} "
-                  f"(half-window ratio {sig3(sgd_ratio)}); noiseless GD reaches {sig3(noiseless_end)}")
+                  f"(half-window ratio {sig3(sgd_ratio)}); noiseless GD reaches {roundoff(noiseless_end)}")
         if key == "fedplt-v2-C05":
             ok = ok and sgd_ok
         out[key] = _claim(ok, reason)
@@ -277,7 +277,7 @@ def _participation_claims(cohorts: dict[str, Any], rates: dict[str, Any], exact:
     kt = np.asarray(exact["K_threshold"])[:, partial].reshape(len(labels), -1)
     kd = np.asarray(exact["K_distance"])[:, partial].reshape(len(labels), -1)
     ok, reason = claim_c10(kt, kd, labels)
-    largest = sig3(float(np.max(exact["final_model_err"])))
+    largest = roundoff(float(np.max(exact["final_model_err"])))
     where = ", ".join(names[j] for j in partial)
     out["fedplt-v2-C10"] = _claim(ok, f"{', '.join(exact['solvers'])} local solvers, {where}: {reason}; "
                                       f"largest final distance {largest}")

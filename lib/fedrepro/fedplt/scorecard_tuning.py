@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fedrepro.fedplt.experiments import sweeps
-from fedrepro.report.book import sig3
+from fedrepro.report.book import roundoff, sig3
 from fedrepro.report.scorecard import Outcome
 
 if TYPE_CHECKING:
@@ -92,7 +92,7 @@ def check_no_drift(errors: Mapping[str, float], table_ix_reached: bool, tol: flo
     the threshold."""
     worst = max(errors.values())
     ok = worst < tol and table_ix_reached
-    return ok, (f"largest ||xbar - x*|| over {', '.join(errors)}: {sig3(worst)} (threshold {sig3(tol)}); "
+    return ok, (f"largest ||xbar - x*|| over {', '.join(errors)}: {roundoff(worst)} (threshold {sig3(tol)}); "
                 f"Table IX runs all reach 1e-5: {table_ix_reached}")
 
 

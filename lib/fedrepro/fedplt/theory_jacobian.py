@@ -38,10 +38,14 @@ class JacobianConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "theory-jacobian"
-    code_modules: ClassVar[tuple[str, ...]] = (
-        "fedrepro.core.operators", "fedrepro.fedplt.checks", "fedrepro.fedplt.algorithm",
-        "fedrepro.fedplt.local_solvers", "fedrepro.problems", "fedrepro.fedplt.theory_jacobian",
+    verify_rtol: ClassVar[float] = 1e-7
+    verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
+        ("result.units.*.evaluations", None, None),
     )
+    verify_note: ClassVar[str] = (
+        "the ascent compares Jacobian norms that tie up to round-off (the top singular value is "
+        "often repeated), so how many states it evaluates depends on the BLAS kernel (27 vs 45 seen) "
+        "and is not compared; the largest norm it finds agreed to 1e-14 between kernels")
 
     profile: str = "paper"
     setups: tuple[str, ...] = ("v2", "v1")

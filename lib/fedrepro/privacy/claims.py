@@ -216,13 +216,6 @@ class MechanismClaimsConfig(ExperimentConfig):
 
     part = "privacy"
     experiment = "dpfedpaq-mechanism-claims"
-    code_modules = (
-        "fedrepro.privacy.validate",
-        "fedrepro.privacy.gaussian",
-        "fedrepro.privacy.amplification",
-        "fedrepro.privacy.subsampled",
-        "fedrepro.privacy.claims",
-    )
 
     profile: str = "paper"
     classical_epsilons: tuple[float, ...] = (0.1, 0.5, 0.9)

@@ -44,8 +44,8 @@ def _row_epsilon(row: str) -> float:
     return float(match.group(1))
 
 
-def _counts() -> tuple[experiments.IterationCountsConfig, dict[int, int], dict[float, float]]:
-    cfg = experiments.IterationCountsConfig()
+def _counts(profile: str = "paper") -> tuple[experiments.IterationCountsConfig, dict[int, int], dict[float, float]]:
+    cfg = experiments.IterationCountsConfig(profile=profile)
     result = experiments.load(cfg)
     ours = {round(float(e), 6): int(n) for e, n in zip(result["epsilon"], result["bisection_basic_paper"])}
     eps_ours = {round(float(e), 6): float(x)
@@ -53,7 +53,7 @@ def _counts() -> tuple[experiments.IterationCountsConfig, dict[int, int], dict[f
     return cfg, ours, eps_ours
 
 
-def table_outcomes() -> dict[str, Outcome]:
+def table_outcomes(profile: str = "paper") -> dict[str, Outcome]:
     """One outcome per cell of the ALI-DPFL iteration table: our bisection count.
 
     Our count is the authors' code's search (bisection on real step counts, tolerance 0.01
@@ -62,7 +62,7 @@ def table_outcomes() -> dict[str, Outcome]:
     (exact comparison); where the count differs from the paper's, the reason gives ε at
     both counts.
     """
-    cfg, ours, eps_ours = _counts()
+    cfg, ours, eps_ours = _counts(profile)
     out: dict[str, Outcome] = {}
     for cell in paper_data.load_table(TABLE):
         eps = round(_row_epsilon(cell.row), 6)
@@ -159,10 +159,10 @@ def _dpfedpaq_claims(res: dict[str, Any], cfg: claims.MechanismClaimsConfig) -> 
     return out
 
 
-def _alidpfl_c18() -> Outcome:
+def _alidpfl_c18(profile: str = "paper") -> Outcome:
     """C18: the accountant reproduces every listed count, and each count is within
     :data:`_DESIGN_TOLERANCE` of a design point R_s/n of §VI-B."""
-    cfg, ours, _ = _counts()
+    cfg, ours, _ = _counts(profile)
     paper_counts = {round(_row_epsilon(c.row), 6): int(c.value) for c in paper_data.load_table(TABLE)}
     eps_sorted = sorted(ours)
     design = claims.design_iterations()
@@ -193,16 +193,17 @@ def _alidpfl_c18() -> Outcome:
                 f"approximately"))
 
 
-def claim_outcomes() -> dict[str, Outcome]:
+def claim_outcomes(profile: str = "paper") -> dict[str, Outcome]:
     """Outcomes of the claims in :data:`CLAIMS` (read from the results store)."""
-    cfg = claims.MechanismClaimsConfig()
+    cfg = claims.MechanismClaimsConfig(profile=profile)
     out = _dpfedpaq_claims(claims.load(cfg), cfg)
-    out["alidpfl-main-C18"] = _alidpfl_c18()
+    out["alidpfl-main-C18"] = _alidpfl_c18(profile)
     if set(out) != set(CLAIMS):
         raise AssertionError(f"claim outcomes {sorted(out)} differ from CLAIMS")
     return out
 
 
-def outcomes() -> dict[str, Outcome]:
-    """Every outcome of this provider: the iteration-table cells and the claims."""
-    return {**table_outcomes(), **claim_outcomes()}
+def outcomes(profile: str = "paper") -> dict[str, Outcome]:
+    """Every outcome of this provider: the iteration-table cells and the claims (of the
+    chapter's ``profile``; the scorecard page reads the paper's)."""
+    return {**table_outcomes(profile), **claim_outcomes(profile)}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-__all__ = ["PROFILES", "check_profile", "glue", "sig3"]
+__all__ = ["PROFILES", "ROUNDOFF_FLOOR", "check_profile", "glue", "roundoff", "sig3"]
 
 #: ``paper``: the papers' settings; ``quick``: every experiment shrunk so that the whole
 #: book runs in a few minutes (used by the tests).
@@ -38,6 +38,23 @@ def sig3(x: Any) -> str:
     if math.isnan(x) or math.isinf(x):
         return str(x)
     return f"{x:.3g}"
+
+
+#: Below this, a residual or an error against an exact value is round-off: printed as a bound.
+ROUNDOFF_FLOOR = 1e-10
+
+
+def roundoff(x: Any, floor: float = ROUNDOFF_FLOOR) -> str:
+    """A residual or error that may be pure round-off: ``'< 1e-10'`` below ``floor``, else
+    :func:`sig3`. Round-off digits differ between CPUs and BLAS kernels, so they are never
+    printed into a checked output."""
+    if not (isinstance(floor, (int, float)) and floor > 0):
+        raise ValueError(f"floor must be a positive number, got {floor!r}")
+    if x is not None and not isinstance(x, (bool, str)):
+        value = float(x)
+        if math.isfinite(value) and abs(value) < floor:
+            return f"< {floor:g}"
+    return sig3(x)
 
 
 def glue(name: str, value: Any, display: bool = False) -> None:

@@ -10,6 +10,7 @@ give the same file.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -101,6 +102,8 @@ def run_chapter(path: Path, output: Path | None = None, profile: str = "paper",
     import papermill
 
     check_profile(profile)
+    if os.environ.get("FEDREPRO_RESULTS_DIR"):  # the kernel starts in the chapter's folder
+        os.environ["FEDREPRO_RESULTS_DIR"] = str(Path(os.environ["FEDREPRO_RESULTS_DIR"]).resolve())
     path = Path(path)
     output = Path(output) if output else path
     output.parent.mkdir(parents=True, exist_ok=True)
@@ -124,6 +127,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     run.add_argument("--output-dir", type=Path, default=None,
                      help="write executed copies here instead of in place")
     args = parser.parse_args(argv)
+    # The kernels run in each chapter's folder: pass the store on as an absolute path, and
+    # start a forced run's clock once for all chapters (each result recomputed once per run).
+    if os.environ.get("FEDREPRO_RESULTS_DIR"):
+        os.environ["FEDREPRO_RESULTS_DIR"] = str(Path(os.environ["FEDREPRO_RESULTS_DIR"]).resolve())
+    if os.environ.get("FEDREPRO_FORCE") == "1":
+        os.environ.setdefault("FEDREPRO_FORCE_SINCE", repr(time.time()))
     root = book_root()
     selected = chapters(root)
     if args.command == "list":

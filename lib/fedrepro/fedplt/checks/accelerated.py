@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fedrepro.core.linalg import spectral_norm
 from fedrepro.core import operators as ops
 from fedrepro.fedplt.checks.instances import affine_round, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
@@ -126,7 +127,7 @@ def check_proposition3(inst: Proposition3Instance, variant: str = "paper",
     radius_S = ops.spectral_radius(S)
     rnd = affine_round(inst.problem(), rho=inst.rho, Ne=inst.Ne, solver="agd", engine=engine)
     Nn = inst.N * inst.n
-    local = float(np.linalg.norm(rnd.M[:Nn, :Nn], 2))
+    local = spectral_norm(rnd.M[:Nn, :Nn])
     return make_result(rnd.lipschitz, ops.spectral_norm(S), rtol=1e-9, applicable=radius_S < 1,
                        variant=variant, radius_S=radius_S, radius_M=rnd.radius,
                        local_lipschitz=local, chi_Ne=float(S[0, 0]))

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 import numpy as np
 
+from fedrepro.core.linalg import spectral_norm
 from fedrepro.core import operators as ops
 
 if TYPE_CHECKING:
@@ -120,7 +121,7 @@ class AffineRound:
     @property
     def lipschitz(self) -> float:
         """Exact Lipschitz constant of the round: ``||M||_2``."""
-        return float(np.linalg.norm(self.M, 2))
+        return spectral_norm(self.M)
 
     @property
     def radius(self) -> float:

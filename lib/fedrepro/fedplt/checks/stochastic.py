@@ -16,6 +16,7 @@ import numpy as np
 from scipy.special import gammaln
 
 from fedrepro.core import operators as ops
+from fedrepro.core.linalg import top_singular
 from fedrepro.core.validate import check_interval
 from fedrepro.fedplt.checks.instances import affine_round, local_step_size, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
@@ -211,7 +212,7 @@ def check_proposition2(inst: Proposition2Instance, variant: str = "paper",
     rng = np.random.default_rng([inst.seed, 1])
     d = rnd.M.shape[0]
     if inst.start == "worst":
-        direction = np.linalg.svd(rnd.M)[2][0]
+        direction = top_singular(rnd.M)[1]
     else:
         direction = rng.standard_normal(d)
         direction /= np.linalg.norm(direction)

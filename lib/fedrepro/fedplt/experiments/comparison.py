@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from fedrepro.problems.base import FederatedProblem
 
 __all__ = [
-    "ALGORITHMS", "CODE_MODULES", "TABLE_IV_COLUMNS", "V1_COLUMNS", "V1_ROW_NAMES",
+    "ALGORITHMS", "TABLE_IV_COLUMNS", "V1_COLUMNS", "V1_ROW_NAMES",
     "ComparisonConfig", "LargeComparisonConfig", "V1RatesConfig", "ExactnessConfig",
     "cost_formula", "iteration_cost", "paper_iterations", "grid_K_star", "tune", "grid_index", "window_search", "evaluate",
     "rate_of_runs", "composite_reference",
@@ -68,11 +68,6 @@ V1_COLUMNS: dict[str, tuple[str, bool]] = dict(TABLE_IV_COLUMNS)
 V1_ROW_NAMES: dict[str, str] = {"Fed-PLT": "Fed-PLT", "Fed-PD": "FedPD", "FedLin": "FedLin",
                                 "TAMUNA": "TAMUNA", "LED": "LED", "5GCS": "5GCS"}
 #: Library code the stored results depend on.
-CODE_MODULES: tuple[str, ...] = (
-    "fedrepro.fedplt.experiments.comparison", "fedrepro.fedplt.batched", "fedrepro.fedplt.tuning",
-    "fedrepro.fedplt.baselines", "fedrepro.fedplt.algorithm", "fedrepro.fedplt.local_solvers",
-    "fedrepro.fedplt.theory", "fedrepro.problems", "fedrepro.core.prox", "fedrepro.core.operators",
-)
 #: Solvers that the spec (§0, §9.9 item 11) marks as *our* construction for an algorithm
 #: (v1: "a straightforward modification"), not part of its original design.
 OUR_CONSTRUCTIONS: dict[str, tuple[str, ...]] = {
@@ -311,7 +306,6 @@ class ComparisonConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-times"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
 
     profile: str = "paper"
     N: int = 100
@@ -395,7 +389,6 @@ class LargeComparisonConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-large"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
 
     profile: str = "paper"
     N: int = 100
@@ -478,7 +471,11 @@ class V1RatesConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-v1-rates"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
+    verify_rtol: ClassVar[float] = 1e-2
+    verify_note: ClassVar[str] = (
+        "rates fitted as in spec 9.7 over short windows (the fastest baselines reach 1e-12 of the "
+        "initial error in a few rounds), so round-off moves them by up to 6e-4 relative between CPUs "
+        "and BLAS kernels (measured); the tuned parameters themselves are compared at the same tolerance")
 
     profile: str = "paper"
     data_seed: int = 0
@@ -592,13 +589,14 @@ def load_v1_rates(profile: str = "paper") -> dict[str, Any]:
     (exact PRS at the ``rho`` chosen for Fed-PLT with GD and with AGD, full participation)."""
     config = V1RatesConfig.for_profile(profile)
     units = [f"{solver}-{'cohort' if partial else 'full'}-{name}" for name, solver, partial in config.settings()]
+    return run_units(config, units, _run_v1_unit, combine=_combine_v1)
 
-    def combine(done: dict[str, dict[str, Any]]) -> dict[str, Any]:
-        prs = {key: _run_v1_prs(config, float(done[key]["best_params"]["rho"]))
-               for key in ("gd-full-Fed-PLT", "agd-full-Fed-PLT")}
-        return {"units": done, "prs": prs}
 
-    return run_units(config, units, _run_v1_unit, combine=combine)
+def _combine_v1(config: V1RatesConfig, done: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """The units, and exact PRS at the rho tuned for Fed-PLT with GD and with AGD."""
+    prs = {key: _run_v1_prs(config, float(done[key]["best_params"]["rho"]))
+           for key in ("gd-full-Fed-PLT", "agd-full-Fed-PLT")}
+    return {"units": done, "prs": prs}
 
 
 # --------------------------------------------------------------------------- exactness (C01, C03)
@@ -630,7 +628,10 @@ class ExactnessConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-exactness"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
+    verify_rtol: ClassVar[float] = 1e-4
+    verify_note: ClassVar[str] = (
+        "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
+        "where round-off enters the slope: 5e-8 to 5e-6 relative between CPUs and BLAS kernels")
 
     profile: str = "paper"
     N: int = 100

@@ -36,7 +36,6 @@ from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.core.rng import generator
 from fedrepro.core.validate import check_int, check_positive
 from fedrepro.fedplt.experiments.participation import (
-    CODE_MODULES as _PARTICIPATION_MODULES,
     s_norms,
     state_errors,
     tuned_rho,
@@ -82,8 +81,6 @@ class NoiseConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-noise"
-    code_modules: ClassVar[tuple[str, ...]] = _PARTICIPATION_MODULES + (
-        "fedrepro.fedplt.experiments.noise", "fedrepro.fedplt.local_solvers", "fedrepro.core.rng")
 
     profile: str = "paper"
     version: str = "v2"

@@ -36,7 +36,7 @@ from fedrepro.core import operators as ops
 from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.core.validate import check_int, check_interval, check_positive
 from fedrepro.fedplt.batched import BatchedAlgorithm, RunStreams, State, cohort_masks, run_batched
-from fedrepro.report.book import check_profile, sig3
+from fedrepro.report.book import check_profile, roundoff, sig3
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from fedrepro.problems.base import FederatedProblem
 
 __all__ = [
-    "CODE_MODULES", "FRACTIONS", "T_C", "T_G",
+    "FRACTIONS", "T_C", "T_G",
     "CohortsConfig", "ExactConfig", "StateErrors", "V1RatesConfig",
     "cohort_size", "decode_paper_iterations", "figure_time_vs_participation", "figure_v1_rates",
     "iteration_cost", "load_cohorts", "load_exact", "load_v1_rates", "mean_contraction", "paper_time",
@@ -59,11 +59,6 @@ T_C: float = 10.0  #: time of one agent-coordinator round (v2 Tables II, VI, VII
 FRACTIONS: tuple[float, ...] = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)  #: v2 Table VI rows
 
 #: Library code the stored results of this module depend on.
-CODE_MODULES: tuple[str, ...] = (
-    "fedrepro.fedplt.experiments.participation", "fedrepro.fedplt.batched", "fedrepro.fedplt.tuning",
-    "fedrepro.fedplt.baselines.fedplt", "fedrepro.fedplt.algorithm", "fedrepro.problems.logistic",
-    "fedrepro.problems.base", "fedrepro.core.operators",
-)
 
 _V1_TUNING_RHOS = (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0)
 
@@ -310,7 +305,6 @@ class CohortsConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-cohorts"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
 
     profile: str = "paper"
     data_seed: int = 0
@@ -495,7 +489,10 @@ class V1RatesConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-v1-rates"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES + ("fedrepro.fedplt.theory",)
+    verify_rtol: ClassVar[float] = 1e-4
+    verify_note: ClassVar[str] = (
+        "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
+        "where round-off enters the slope: 5e-8 to 5e-6 relative between CPUs and BLAS kernels")
 
     profile: str = "paper"
     data_seed: int = 0
@@ -635,7 +632,10 @@ class ExactConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-exact"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES + ("fedrepro.fedplt.theory",)
+    verify_rtol: ClassVar[float] = 1e-4
+    verify_note: ClassVar[str] = (
+        "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
+        "where round-off enters the slope: 5e-8 to 5e-6 relative between CPUs and BLAS kernels")
 
     profile: str = "paper"
     data_seed: int = 0
@@ -716,7 +716,7 @@ def exact_frame(profile: str = "paper") -> pd.DataFrame:
             rows.append({"solver": solver, "participation": name,
                          "K to 1e-5": sig3(float(np.mean(kt))) if np.all(kt >= 0) else "not reached",
                          "K to dist 1e-8": sig3(float(np.mean(kd))) if np.all(kd >= 0) else "not reached",
-                         "max final dist": sig3(float(np.max(r["final_model_err"][s, j]))),
+                         "max final dist": roundoff(float(np.max(r["final_model_err"][s, j]))),
                          "rate": sig3(r["rate"][s, j]),
                          "sigma (tight, corrected S)": sig3(float(participation_sigma(r["p"][j], norm)))})
     return pd.DataFrame(rows).set_index(["solver", "participation"])

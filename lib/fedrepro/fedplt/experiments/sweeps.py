@@ -44,14 +44,14 @@ import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.cache import ExperimentConfig, load_or_run
-from fedrepro.report.book import check_profile, sig3
+from fedrepro.report.book import check_profile, roundoff, sig3
 
 if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.figure import Figure
 
 __all__ = [
-    "CODE_MODULES", "RATE_RESOLUTION", "DriftConfig", "V1RatesConfig", "V2SweepConfig",
+    "RATE_RESOLUTION", "DriftConfig", "V1RatesConfig", "V2SweepConfig",
     "cost_formula", "paper_K_star", "table_viii_consistency", "rho_lattice", "empirical_rate", "ne_profile",
     "load_v2_sweeps", "load_drift", "load_v1_rates", "sensitivity", "k_or_inf", "tuned_K", "time_of",
     "table_viii", "table_viii_text", "table_ix", "table_ix_argmin", "table_ix_text", "drift_frame",
@@ -61,11 +61,6 @@ __all__ = [
 ]
 
 #: Library code the stored Fed-PLT sweeps depend on.
-CODE_MODULES: tuple[str, ...] = (
-    "fedrepro.fedplt.experiments.sweeps", "fedrepro.fedplt.batched", "fedrepro.fedplt.baselines.fedplt",
-    "fedrepro.fedplt.algorithm", "fedrepro.fedplt.local_solvers", "fedrepro.fedplt.theory",
-    "fedrepro.core.operators", "fedrepro.problems.logistic", "fedrepro.problems.base",
-)
 
 N_AGENTS_V2 = 100  # v2 §VII: N = 100 agents (the cost formula's N)
 TABLE_II = "fedplt-v2-TII"
@@ -248,7 +243,6 @@ class V2SweepConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "tuning-v2-sweeps"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
 
     profile: str = "paper"
     seed: int = 0
@@ -513,7 +507,6 @@ class DriftConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "tuning-v2-drift"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
 
     profile: str = "paper"
     seed: int = 0
@@ -566,7 +559,7 @@ def drift_frame(result: Mapping[str, Any]) -> pd.DataFrame:
 
     labels = [f"GD, Ne={int(n)}" for n in result["Nes"]] + ["exact prox (Ne = infinity)"]
     return pd.DataFrame({"local training": labels, "iterations": [int(k) for k in result["iterations"]],
-                         "||xbar - x*||": [sig3(float(e)) for e in result["error"]]}).set_index("local training")
+                         "||xbar - x*||": [roundoff(float(e)) for e in result["error"]]}).set_index("local training")
 
 
 # --------------------------------------------------------------------------- v1: Figs. 2 and 3
@@ -584,7 +577,10 @@ class V1RatesConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "tuning-v1-rates"
-    code_modules: ClassVar[tuple[str, ...]] = CODE_MODULES
+    verify_rtol: ClassVar[float] = 1e-4
+    verify_note: ClassVar[str] = (
+        "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
+        "where round-off enters the slope: 5e-8 to 5e-6 relative between CPUs and BLAS kernels")
 
     profile: str = "paper"
     seed: int = 0

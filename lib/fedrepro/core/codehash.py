@@ -1,0 +1,147 @@
+"""Code dependencies of a result, computed from the import graph, hashed on normalised code.
+
+A stored result is fresh only while the library code that computed it is unchanged. Which
+code that is is *computed*, never declared: starting from the modules that define the
+experiment's config and its run function, :func:`module_closure` follows every import of a
+``fedrepro`` module (top-level or inside a function, as :mod:`grimp` reads them from the
+source) and every package ``__init__`` that importing a submodule runs, until nothing new is
+reached. :func:`code_hash` hashes the closure on *normalised* code: the abstract syntax tree
+without docstrings, so comments, blank lines, formatting and docstrings do not count, while any
+change to what the code does (a constant, an operator, a default) does.
+
+The results store itself (:data:`STORE_MODULES`: the store, its executors, this module and
+``make verify``) is followed but not hashed: it moves values and computes none (what a
+record is made of -- configs, seeds' canonical form, value encoding -- lives in
+:mod:`fedrepro.core.records`, which is hashed), and its tests pin that a stored result is
+exactly what was computed, whichever executor ran it. Editing the store therefore makes no
+result stale.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["PACKAGE", "STORE_MODULES", "code_hash", "clear_cache", "module_closure", "module_path", "normalised_hash"]
+
+PACKAGE = "fedrepro"
+#: Followed for their imports, not hashed (see the module docstring).
+STORE_MODULES = frozenset({"fedrepro.core.cache", "fedrepro.core.executors", "fedrepro.core.codehash",
+                           "fedrepro.core.verify"})
+_LIB_ROOT = Path(__file__).resolve().parents[1]  # .../lib/fedrepro
+
+_lock = threading.Lock()
+_graph_cache: dict[tuple, object] = {}
+_hash_cache: dict[tuple[str, int, int], str] = {}
+
+
+def module_path(name: str) -> Path:
+    """Source file of the library module ``name`` (a package's ``__init__.py``)."""
+    if name != PACKAGE and not name.startswith(PACKAGE + "."):
+        raise ValueError(f"module {name!r} is not part of the {PACKAGE} library")
+    rel = Path(*name.split(".")[1:])
+    pkg = _LIB_ROOT / rel / "__init__.py"
+    if pkg.is_file():
+        return pkg
+    mod = _LIB_ROOT / rel.with_suffix(".py") if name != PACKAGE else pkg
+    if mod.is_file():
+        return mod
+    raise ValueError(f"module {name!r} has no source file under the library")
+
+
+def _source_files() -> list[Path]:
+    return sorted(p for p in _LIB_ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def _tree_signature() -> tuple:
+    return tuple((str(p), p.stat().st_mtime_ns, p.stat().st_size) for p in _source_files())
+
+
+def _graph():
+    """The library's import graph (rebuilt when any source file changed)."""
+    import grimp
+
+    key = _tree_signature()
+    with _lock:
+        graph = _graph_cache.get(key)
+        if graph is None:
+            # cache_dir=None: grimp would otherwise write a cache folder into the working dir
+            graph = grimp.build_graph(PACKAGE, cache_dir=None)
+            _graph_cache.clear()
+            _graph_cache[key] = graph
+    return graph
+
+
+def clear_cache() -> None:
+    """Forget the import graph and the per-file hashes (they are also refreshed on any edit)."""
+    with _lock:
+        _graph_cache.clear()
+        _hash_cache.clear()
+
+
+def _ancestors(name: str) -> list[str]:
+    parts = name.split(".")
+    return [".".join(parts[:i]) for i in range(1, len(parts))]
+
+
+def module_closure(roots: Iterable[str]) -> list[str]:
+    """Every library module that importing ``roots`` and running their code can execute.
+
+    Transitive over imports (grimp reads function-level imports too) and over parent
+    packages, whose ``__init__`` runs on import. Sorted names."""
+    graph = _graph()
+    known = set(graph.modules)
+    todo = []
+    for root in roots:
+        if root not in known:
+            raise ValueError(f"module {root!r} is not a module of the {PACKAGE} library")
+        todo.append(root)
+    seen: set[str] = set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        todo.extend(a for a in _ancestors(name) if a in known)
+        todo.extend(graph.find_modules_directly_imported_by(name))
+    return sorted(seen)
+
+
+def _strip_docstrings(tree: ast.AST) -> ast.AST:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                    and isinstance(body[0].value.value, str)):
+                node.body = body[1:] or [ast.Pass()]
+    return tree
+
+
+def normalised_hash(path: Path) -> str:
+    """SHA-256 of the file's syntax tree without docstrings (comments and layout drop out)."""
+    path = Path(path)
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    cached = _hash_cache.get(key)
+    if cached is not None:
+        return cached
+    tree = _strip_docstrings(ast.parse(path.read_bytes(), filename=path.name))
+    text = ast.dump(tree, annotate_fields=True, include_attributes=False)
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    with _lock:
+        _hash_cache[key] = digest
+    return digest
+
+
+def code_hash(roots: Iterable[str]) -> str:
+    """SHA-256 over (name, normalised hash) of every module in :func:`module_closure` except
+    the results store's own (:data:`STORE_MODULES`)."""
+    h = hashlib.sha256()
+    for name in module_closure(roots):
+        if name in STORE_MODULES:
+            continue
+        h.update(name.encode() + b"\0" + normalised_hash(module_path(name)).encode() + b"\0")
+    return h.hexdigest()

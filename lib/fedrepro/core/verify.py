@@ -1,0 +1,257 @@
+"""``make verify``: recompute the committed results from the library and compare them.
+
+Every stored result records how it was computed (its ``runner``: the run function, or the
+unit function, units and combine function of :func:`~fedrepro.core.cache.run_units`).
+:func:`verify_file` rebuilds the config, recomputes the result in a scratch store (results it
+loads on the way are recomputed there too, never taken from the committed store) and
+compares it with the committed one value by value, within the tolerance the config class
+declares (``verify_rtol``, ``verify_atol``; default ``1e-9`` relative). Results too long to
+recompute in CI declare ``verify_units = k``: then ``k`` units spread over the run are
+recomputed and compared with the units the stored result keeps (a deterministic spot check).
+
+``python -m fedrepro.core.verify [NAME ...]`` prints one line per result (name, compute
+time, largest relative difference, tolerance, verdict) and exits non-zero on any difference
+beyond tolerance, or on a result that cannot be read (corrupt) or recomputed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import fnmatch
+import math
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from fedrepro.core import cache
+
+__all__ = ["Comparison", "Verdict", "compare", "main", "spot_units", "verify_file"]
+
+
+@dataclasses.dataclass
+class Comparison:
+    """Outcome of comparing two results: the largest relative difference among numbers, the
+    places (``a.b[3]``) where they differ beyond tolerance or in structure, and how many
+    values a rule exempted from the comparison."""
+
+    max_rel: float = 0.0
+    mismatches: list[str] = dataclasses.field(default_factory=list)
+    skipped: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return not self.mismatches
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float, np.integer, np.floating)) and not isinstance(x, (bool, np.bool_))
+
+
+def _compare_numbers(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, where: str, out: Comparison) -> None:
+    a = np.asarray(a, dtype=float)
+    b = np.asarray(b, dtype=float)
+    same_special = (np.isnan(a) & np.isnan(b)) | ((a == b) & ~np.isfinite(b))
+    finite = np.isfinite(a) & np.isfinite(b)
+    diff = np.where(finite, np.abs(a - b), 0.0)
+    scale = np.where(finite, np.abs(b), 1.0)
+    # the largest relative difference among values above the absolute tolerance (below it a
+    # value is round-off, and its relative difference says nothing)
+    rel = np.where((diff > 0) & (scale > atol), diff / np.maximum(scale, np.finfo(float).tiny), 0.0)
+    if rel.size:
+        out.max_rel = max(out.max_rel, float(rel.max()))
+    bad = ~same_special & (~finite | (diff > atol + rtol * np.abs(np.where(finite, b, 0.0))))
+    if np.any(bad):
+        idx = np.argwhere(bad)[0] if bad.ndim else ()
+        loc = "".join(f"[{i}]" for i in idx)
+        out.mismatches.append(f"{where}{loc}: {a[tuple(idx)]!r} vs stored {b[tuple(idx)]!r}"
+                              + (f" (and {int(bad.sum()) - 1} more)" if bad.sum() > 1 else ""))
+
+
+Rule = tuple[str, "float | None", "float | None"]
+
+
+def _rule_for(where: str, rules: Sequence[Rule]) -> tuple[bool, float | None, float | None]:
+    for pattern, rtol, atol in rules:
+        if fnmatch.fnmatchcase(where, pattern):
+            return True, rtol, atol
+    return False, None, None
+
+
+def compare(new: Any, stored: Any, rtol: float = 1e-9, atol: float = 0.0, where: str = "result",
+            out: Comparison | None = None, rules: Sequence[Rule] = ()) -> Comparison:
+    """Compare a recomputed result with the stored one: numbers (and numeric arrays) within
+    ``|a - b| <= atol + rtol |b|`` (NaN equals NaN, infinities must match), everything else
+    (strings, booleans, None, keys, lengths, shapes) exactly.
+
+    ``rules`` are ``(pattern, rtol, atol)`` for the values whose dotted path (``result.a.b``)
+    matches the ``fnmatch`` pattern; ``rtol = None`` exempts them (counted in ``skipped``)."""
+    out = out if out is not None else Comparison()
+    matched, r_rtol, r_atol = _rule_for(where, rules)
+    if matched:
+        if r_rtol is None:
+            out.skipped += 1
+            return out
+        rtol, atol = r_rtol, (r_atol if r_atol is not None else atol)
+        rules = ()  # the rule applies to everything below this path
+    if isinstance(stored, dict):
+        if not isinstance(new, dict) or set(new) != set(stored):
+            extra = sorted(set(new) ^ set(stored)) if isinstance(new, dict) else type(new).__name__
+            out.mismatches.append(f"{where}: keys differ ({extra})")
+            return out
+        for key in stored:
+            compare(new[key], stored[key], rtol, atol, f"{where}.{key}", out, rules)
+    elif isinstance(stored, (list, tuple)):
+        if not isinstance(new, (list, tuple)) or len(new) != len(stored):
+            out.mismatches.append(f"{where}: lengths differ")
+            return out
+        if stored and all(_is_number(x) for x in stored) and all(_is_number(x) for x in new):
+            _compare_numbers(np.array(new, dtype=float), np.array(stored, dtype=float), rtol, atol, where, out)
+            return out
+        for i, (x, y) in enumerate(zip(new, stored, strict=True)):
+            compare(x, y, rtol, atol, f"{where}[{i}]", out, rules)
+    elif isinstance(stored, np.ndarray):
+        if not isinstance(new, np.ndarray) or new.shape != stored.shape:
+            out.mismatches.append(f"{where}: shapes differ")
+        elif stored.dtype.kind in "fiuc" and new.dtype.kind in "fiuc" and stored.dtype.kind != "b":
+            _compare_numbers(new, stored, rtol, atol, where, out)
+        elif not np.array_equal(new, stored):
+            out.mismatches.append(f"{where}: arrays differ")
+    elif _is_number(stored) and _is_number(new):
+        _compare_numbers(np.array(new, dtype=float), np.array(stored, dtype=float), rtol, atol, where, out)
+    elif type(new) is not type(stored) or new != stored:
+        out.mismatches.append(f"{where}: {new!r} vs stored {stored!r}")
+    return out
+
+
+@dataclasses.dataclass
+class Verdict:
+    """One line of the verify table."""
+
+    name: str
+    seconds: float
+    max_rel: float
+    rtol: float
+    ok: bool
+    mode: str
+    detail: str = ""
+
+    def line(self) -> str:
+        rel = "-" if math.isnan(self.max_rel) else f"{self.max_rel:.1e}"
+        status = "ok" if self.ok else "FAIL"
+        text = f"{self.name:<48} {self.seconds:8.1f} s  {rel:>8}  {self.rtol:.0e}  {self.mode:<10} {status}"
+        return text + (f"  {self.detail}" if self.detail else "")
+
+
+def spot_units(units: Sequence[str], k: int) -> list[str]:
+    """``k`` units spread evenly over ``units`` (first and last included)."""
+    if k <= 0:
+        raise ValueError(f"verify_units must be a positive integer, got {k}")
+    if k >= len(units):
+        return list(units)
+    idx = sorted({round(i * (len(units) - 1) / (k - 1)) for i in range(k)}) if k > 1 else [0]
+    return [units[i] for i in idx]
+
+
+def verify_file(path: Path, scratch: Path) -> Verdict:
+    """Recompute the result stored at ``path`` into the store ``scratch`` and compare."""
+    path = Path(path)
+    name = f"{path.parent.name}/{path.stem}"
+    stored, why = cache.read_stored(path)
+    if stored is None:
+        return Verdict(name, 0.0, math.nan, math.nan, False, "-", why)
+    try:
+        config = cache.config_from_dict(stored.class_path, stored.config)
+    except (ImportError, AttributeError, TypeError) as exc:
+        return Verdict(name, 0.0, math.nan, math.nan, False, "-", f"config cannot be rebuilt: {exc}")
+    cls = type(config)
+    runner = stored.runner or {}
+    t0 = time.perf_counter()
+    try:
+        if runner.get("run"):
+            mode = "full"
+            new = cache.load_or_run(config, cache.resolve_function(runner["run"]), root=scratch)
+            expected = stored.result
+        elif runner.get("unit"):
+            unit_fn = cache.resolve_function(runner["unit"])
+            units = list(runner["units"])
+            if cls.verify_units is not None and stored.units is not None:
+                chosen = spot_units(units, cls.verify_units)
+                mode = f"spot {len(chosen)}/{len(units)}"
+                new = cache.run_unit_spot_check(config, unit_fn, chosen)
+                expected = {u: stored.units[u] for u in chosen}
+            else:
+                mode = "full"
+                combine = cache.resolve_function(runner["combine"]) if runner.get("combine") else None
+                new = cache.run_units(config, units, unit_fn, combine=combine, root=scratch, progress=False)
+                expected = stored.result
+        else:
+            return Verdict(name, 0.0, math.nan, math.nan, False, "-",
+                           "no runner recorded (computed by a closure?): cannot be recomputed")
+    except Exception as exc:  # noqa: BLE001 - any failure to recompute is a failed verification
+        return Verdict(name, time.perf_counter() - t0, math.nan, cls.verify_rtol, False, "error",
+                       f"{type(exc).__name__}: {exc}")
+    seconds = time.perf_counter() - t0
+    result = compare(new, expected, cls.verify_rtol, cls.verify_atol, rules=cls.verify_rules)
+    detail = "; ".join(result.mismatches[:3])
+    if len(result.mismatches) > 3:
+        detail += f"; and {len(result.mismatches) - 3} more"
+    if result.skipped:
+        detail = (detail + "; " if detail else "") + f"{result.skipped} path-dependent values not compared"
+    return Verdict(name, seconds, result.max_rel, cls.verify_rtol, result.ok, mode, detail)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Command line; returns the exit status (1 when any result fails)."""
+    parser = argparse.ArgumentParser(prog="python -m fedrepro.core.verify", description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("names", nargs="*", help="only results whose <part>/<name> contains one of these")
+    parser.add_argument("--store", type=Path, default=None, help="the store to verify (default: the committed one)")
+    parser.add_argument("--scratch", type=Path, default=None, help="scratch store (default: a temporary folder)")
+    parser.add_argument("--fresh-only", action="store_true",
+                        help="recompute nothing: list the stale or corrupt results, fail if there are any")
+    args = parser.parse_args(argv)
+    store = (args.store or cache.results_root()).resolve()
+    if args.fresh_only:
+        bad = cache.stale_results(store)
+        for path, why in bad:
+            print(f"{path.parent.name}/{path.name}: {why}")
+        if bad:
+            print(f"{len(bad)} stored results are stale or corrupt: run `make book` to recompute them")
+        return 1 if bad else 0
+    files = cache.stored_files(store)
+    if args.names:
+        files = [f for f in files if any(n in f"{f.parent.name}/{f.stem}" for n in args.names)]
+        if not files:
+            parser.error(f"no stored result matches {args.names}")
+    with tempfile.TemporaryDirectory(prefix="fedrepro-verify-") as tmp:
+        scratch = (args.scratch or Path(tmp)).resolve()
+        if scratch == store:
+            parser.error("the scratch store must differ from the verified store")
+        # results loaded on the way are recomputed in the scratch store, never read from `store`
+        os.environ["FEDREPRO_RESULTS_DIR"] = str(scratch)
+        for var in ("FEDREPRO_FORCE", "FEDREPRO_FORCE_SINCE", "FEDREPRO_NO_PAPER_COMPUTE"):
+            os.environ.pop(var, None)
+        print(f"{'result':<48} {'time':>10}  {'max rel':>8}  rtol   mode       verdict", flush=True)
+        verdicts = []
+        t0 = time.perf_counter()
+        for path in files:
+            verdict = verify_file(path, scratch)
+            verdicts.append(verdict)
+            print(verdict.line(), flush=True)
+    failed = [v for v in verdicts if not v.ok]
+    rels = [v.max_rel for v in verdicts if not math.isnan(v.max_rel)]
+    print(f"\n{len(verdicts) - len(failed)} of {len(verdicts)} results verified in "
+          f"{time.perf_counter() - t0:.0f} s; largest relative difference "
+          f"{max(rels) if rels else float('nan'):.1e}" + (f"; FAILED: {', '.join(v.name for v in failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
