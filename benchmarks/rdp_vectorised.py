@@ -34,8 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.chapters.privacy_accounting.experiments import ALIDPFL_EPSILONS
 from fedrepro.privacy.budget import epsilon_after_steps, max_steps_exact
-from fedrepro.privacy.experiments import ALIDPFL_EPSILONS
 from fedrepro.privacy.rdp import ALIDPFL_PAPER_ORDERS, rdp_sampled_gaussian
 
 Q, SIGMA, DELTA = 0.015, 1.1, 1e-5
@@ -62,7 +62,7 @@ def rdp_loop(q: float, sigma: float, orders: Sequence[int]) -> list[float]:
 def epsilon_loop(steps: float, rdp: Sequence[float], orders: Sequence[int], delta: float) -> float:
     """Basic conversion (Mironov 2017, Prop. 3) of ``steps`` compositions, a loop over orders."""
     best = math.inf
-    for r, alpha in zip(rdp, orders):
+    for r, alpha in zip(rdp, orders, strict=False):
         eps = steps * r + math.log(1 / delta) / (alpha - 1)
         if eps < best:
             best = eps

@@ -94,7 +94,7 @@ def plain_fedlin(P, K, solver, eta=None):
         g = anchors.mean(axis=0)
         local = np.zeros((N, n))
         for i in range(N):
-            def grad(w, i=i):
+            def grad(w, i=i, anchors=anchors, g=g):
                 return agent_grad(P, i, w) - anchors[i] + g
             local[i] = plain_local(grad, xbar, NE, solver, step=eta, L=P.lam_bar, mu=mu)
         xbar = local.mean(axis=0)

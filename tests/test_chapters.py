@@ -30,6 +30,10 @@ def test_toc_lists_existing_pages_only():
     assert CHAPTERS, "the book has at least one notebook chapter"
 
 
+#: What a notebook may import: the chapter code and the book helpers, plus plotting and tables.
+_NOTEBOOK_IMPORTS = ("fedrepro.chapters", "fedrepro.report", "matplotlib", "pandas")
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=IDS)
 def test_chapter_conventions(path):
     nb = nbformat.read(path, as_version=4)
@@ -42,6 +46,11 @@ def test_chapter_conventions(path):
         assert isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant), params.source
     for cell in code:
         tree = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.startswith(("%", "!"))))
+        for node in ast.walk(tree):  # two hops from a table to its code: chapters -> the algorithm
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                     else [node.module or ""] if isinstance(node, ast.ImportFrom) else [])
+            for name in names:
+                assert name.startswith(_NOTEBOOK_IMPORTS), f"a notebook imports {name}"
         defs = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef, ast.Lambda))]
         assert not defs, "notebooks only call the library: no functions or classes in cells"
         assert cell.execution_count is not None, "the committed chapter is executed"

@@ -24,18 +24,21 @@ import numpy as np
 import pooch
 import pytest
 
-from fedrepro.data import arraycache, datasets, fetch, registry
 from fedrepro.data import (
     DataFormatError,
     HashMismatchError,
     MissingDataError,
+    arraycache,
     dataset_files,
+    datasets,
+    fetch,
     load_cifar10,
     load_dataset,
     load_fashion_mnist,
     load_mnist,
     parse_cifar10_records,
     parse_idx,
+    registry,
     to_unit_float,
 )
 

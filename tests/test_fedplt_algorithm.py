@@ -78,7 +78,7 @@ def test_gd_iterations_fall_with_Ne_only_under_the_loose_bound(v2):
         counts[sm] = [run_fedplt(p, rho=1.0, Ne=Ne, K=500, tol=1e-5, record=()).iterations_to_tol
                       for Ne in (1, 2, 5, 8, 10, 20)]
     loose, tight = counts["loose"], counts["tight"]
-    assert all(a >= b for a, b in zip(loose, loose[1:])) and loose[0] >= 3 * loose[2]
+    assert all(a >= b for a, b in zip(loose, loose[1:], strict=False)) and loose[0] >= 3 * loose[2]
     assert max(tight) - min(tight) <= 1 and max(tight) < loose[2]
 
 
@@ -104,7 +104,7 @@ def test_prox_solver_is_exact_prs_on_quadratics(quad, w_l1):
     x = rng.standard_normal((quad.N, quad.n))
     z = rng.standard_normal((quad.N, quad.n))
     xr, zr = x.copy(), z.copy()
-    for k in range(40):
+    for _ in range(40):
         active = rng.random(quad.N) < 0.6
         x, z, y = fedplt_iteration(x, z, quad, rho=0.8, Ne=1, solver="prox", active=active, h=h)
         xr, zr, yr = _prs_quadratic(quad, zr, xr, 0.8, active, w_l1)
@@ -120,7 +120,7 @@ def test_prox_solver_is_exact_prs_on_logistic(v1):
     x = np.zeros((v1.N, v1.n))
     z = np.zeros((v1.N, v1.n))
     xr, zr = x.copy(), z.copy()
-    for k in range(25):
+    for _ in range(25):
         x, z, y = fedplt_iteration(x, z, v1, rho=rho, Ne=1, solver="prox")
         yr = zr.mean(axis=0)
         for i in range(v1.N):

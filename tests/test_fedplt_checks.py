@@ -13,7 +13,6 @@ import pytest
 from fedrepro.fedplt import checks
 from fedrepro.fedplt.checks import counterexamples as ce
 
-
 # --------------------------------------------------------------------------- implementation
 
 
@@ -180,7 +179,7 @@ def test_searches_and_monte_carlo_checks_are_deterministic():
 
 
 def test_fit_rate_recovers_a_geometric_rate():
-    from fedrepro.fedplt.theory import fit_rate
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
 
     k = np.arange(200)
     assert fit_rate(0.8 ** k * 3.0) == pytest.approx(0.8, rel=1e-12)
@@ -217,7 +216,10 @@ def test_bad_inputs_name_the_parameter(call, name):
 def test_scorecard_provider_reports_every_statement(results_dir, monkeypatch):
     """The provider on the quick profile (its paper results are the committed ones): one check
     item per statement, with the status following the stored verdicts."""
-    from fedrepro.fedplt import problems_report, scorecard, theory, theory_jacobian
+    from fedrepro.chapters.fedplt import problems as problems_report
+    from fedrepro.chapters.fedplt.theory import checks as theory
+    from fedrepro.chapters.fedplt.theory import jacobian as theory_jacobian
+    from fedrepro.chapters.fedplt.theory import scorecard
     from fedrepro.report.scorecard import build
 
     # every loader the provider calls, on the quick profile: a test never computes a paper one

@@ -10,7 +10,11 @@ import pytest
 
 from fedrepro.fedplt import checks
 from fedrepro.fedplt.checks.jacobian import (
-    JacobianInstance, StateSampling, check_proposition1_logistic, max_jacobian_norm, round_jacobian,
+    JacobianInstance,
+    StateSampling,
+    check_proposition1_logistic,
+    max_jacobian_norm,
+    round_jacobian,
     round_jacobian_fd,
 )
 

@@ -12,11 +12,12 @@ import math
 import numpy as np
 import pytest
 
+from fedrepro.chapters.fedplt.participation_privacy import noise
+from fedrepro.chapters.fedplt.participation_privacy import participation as pp
+from fedrepro.chapters.fedplt.participation_privacy import scorecard as card
 from fedrepro.core.cache import read_only
-from fedrepro.fedplt import scorecard_participation as card
 from fedrepro.fedplt.baselines.fedplt import FedPLT
 from fedrepro.fedplt.batched import run_batched
-from fedrepro.fedplt.experiments import noise, participation as pp
 from fedrepro.problems.logistic import logistic_v1, logistic_v2
 from fedrepro.report.paper import load_table
 
@@ -92,7 +93,7 @@ def test_state_errors_converges_at_fixed_point_and_validates(small_v2):
 def test_cohort_participation_slows_the_v1_rate():
     """v1 problem, 4 trials: fewer active agents give a slower fitted rate (claim v1-C09 in
     miniature), close to the mean contraction 1 - p(1 - r)."""
-    from fedrepro.fedplt.theory import fit_rate
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
 
     problem = logistic_v1(seed=0)
     rates = {}

@@ -1,4 +1,4 @@
-"""The chapter "Fed-PLT: the test problems" (fedrepro.fedplt.problems_report): the v1
+"""The chapter "Fed-PLT: the test problems" (fedrepro.chapters.fedplt.problems): the v1
 constants finding, the loose-vs-tight step-size trend in N_e, x* by Newton, the class
 balance of the generator, determinism, the decoding of Table IX and the scorecard item.
 Tolerances are stated next to each check."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedrepro.fedplt import problems_report as pr
+from fedrepro.chapters.fedplt import problems as pr
 
 
 @pytest.fixture(scope="module")
@@ -138,8 +138,9 @@ def test_run_is_deterministic():
     cfg = pr.ProblemsConfig(profile="quick", radii=(0.0, 10.0), directions=4, ne_values=(1, 5),
                             trace_iterations=5)
     a, b = pr.run(cfg), pr.run(cfg)
-    from fedrepro.core.cache import encode
     import json
+
+    from fedrepro.core.cache import encode
 
     assert json.dumps(encode(a), sort_keys=True) == json.dumps(encode(b), sort_keys=True)
 
@@ -170,7 +171,7 @@ def test_bad_inputs_raise():
 
 @pytest.mark.stored
 def test_scorecard_item_is_an_erratum(monkeypatch):
-    from fedrepro.fedplt import scorecard
+    from fedrepro.chapters.fedplt.theory import scorecard
 
     monkeypatch.delenv("FEDREPRO_RESULTS_DIR", raising=False)  # the committed store
     from fedrepro.report.scorecard import build

@@ -1,5 +1,5 @@
 """The chapter "Fed-PLT: tuning the penalty and the local training"
-(fedrepro.fedplt.experiments.sweeps, fedrepro.fedplt.scorecard_tuning): decoding the paper's
+(fedrepro.chapters.fedplt.tuning.sweeps, fedrepro.chapters.fedplt.tuning.scorecard): decoding the paper's
 times, the Table VIII inconsistency, the rate fit, the sweeps on small instances
 (determinism, agreement with the reference implementation, exact PRS against Lemma 3), the
 claim checks fed with numbers on which they must fail, and the stored paper-profile results.
@@ -12,9 +12,9 @@ import math
 import numpy as np
 import pytest
 
+from fedrepro.chapters.fedplt.tuning import scorecard as sc
+from fedrepro.chapters.fedplt.tuning import sweeps
 from fedrepro.core.cache import MissingResult, is_fresh, read_only, result_path
-from fedrepro.fedplt import scorecard_tuning as sc
-from fedrepro.fedplt.experiments import sweeps
 
 # --------------------------------------------------------------------------- decoding the paper
 
@@ -172,7 +172,7 @@ def test_v1_rates_small_instance():
     res = sweeps._run_v1_rates(cfg)
     # exact PRS converges at least as fast as Lemma 3 promises (zeta is a worst case over
     # F_{lam, lam_bar}; 1e-3 covers the fit's noise)
-    for r, rate in zip(cfg.prox_rhos, res["prox_rate"]):
+    for r, rate in zip(cfg.prox_rhos, res["prox_rate"], strict=False):
         assert rate <= sweeps.ops.prs_contraction(r, res["lam"], res["lam_bar"]) + 1e-3
     # with many local steps Fed-PLT is exact PRS (40 GD steps at rho = 0.3 contract the local
     # error by chi^40 ~ 1e-10): rates equal to 1e-3
@@ -307,7 +307,7 @@ def test_stored_drift_and_v1_rates():
     v1 = _stored(sweeps.V1RatesConfig)
     s = sweeps.v1_rates_summary(v1)
     # Lemma 3 bounds the exact-PRS rate (1e-3: fit noise) wherever the window fit was used
-    for r, rate, how in zip(v1["prox_rhos"], v1["prox_rate"], v1["prox_window"]):
+    for r, rate, how in zip(v1["prox_rhos"], v1["prox_rate"], v1["prox_window"], strict=False):
         if how == "window":
             assert rate <= sweeps.ops.prs_contraction(r, v1["lam"], v1["lam_bar"]) + 1e-3
     assert 0 < s["fig2_min_rate"] < 1 and len(s["fig3"]) == len(v1["fig3_rhos"])

@@ -39,7 +39,7 @@ def check_partition(parts, n, full=True):
 
 def same(parts_a, parts_b) -> bool:
     return len(parts_a) == len(parts_b) and all(np.array_equal(a, b)
-                                                for a, b in zip(parts_a, parts_b))
+                                                for a, b in zip(parts_a, parts_b, strict=False))
 
 
 # --------------------------------------------------------------------------- label shards

@@ -1,5 +1,5 @@
 """The privacy-mechanism claims of DP-FedPAQ and ALI-DPFL decided without training
-(``fedrepro.privacy.claims``, ``fedrepro.privacy.subsampled`` and the scorecard provider)."""
+(``fedrepro.chapters.privacy_accounting.claims``, ``fedrepro.privacy.subsampled`` and the scorecard provider)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from dp_accounting.pld import privacy_loss_distribution
 
+from fedrepro.chapters.privacy_accounting import claims
+from fedrepro.chapters.privacy_accounting import scorecard as privacy_scorecard
 from fedrepro.core.cache import read_only
-from fedrepro.privacy import amplification, budget, claims, gaussian, subsampled
-from fedrepro.privacy import scorecard as privacy_scorecard
+from fedrepro.dpfedpaq import amplification
+from fedrepro.privacy import budget, gaussian, subsampled
 from fedrepro.report import scorecard
 
 FEDPAQ_DELTA = 1e-4  # the paper's δ (§IV)

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from fedrepro.privacy import fedplt, gaussian
+from fedrepro.fedplt import privacy_bounds as fedplt
+from fedrepro.privacy import gaussian
 
 ARGS = dict(L=1.0, lam=0.5, tau=0.1, q=250, gamma=0.1)
 
@@ -48,7 +49,7 @@ def test_lemma5_holds_for_the_gaussian_mechanism():
     sigma = np.exp(gen.uniform(np.log(0.1), np.log(30), n))
     delta = 10 ** gen.uniform(-12, -1, n)
     worst = -np.inf
-    for a, s, d in zip(alpha, sigma, delta):
+    for a, s, d in zip(alpha, sigma, delta, strict=False):
         eps = fedplt.lemma5_rdp_to_dp(gaussian.gaussian_rdp(a, 1.0, s), a, d)
         worst = max(worst, gaussian.analytic_gaussian_log_delta(eps, 1.0, s) - math.log(d))
     assert worst <= 0.0

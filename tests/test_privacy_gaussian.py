@@ -8,7 +8,8 @@ import mpmath
 import numpy as np
 import pytest
 
-from fedrepro.privacy import amplification, gaussian
+from fedrepro.dpfedpaq import amplification
+from fedrepro.privacy import gaussian
 
 
 def _delta_mp(eps: float, sens: float, sigma: float) -> float:
@@ -93,7 +94,7 @@ def test_chain_threshold_solves_its_equation():
 def test_amplification_chain_links(eps0):
     steps = amplification.amplification_chain(eps0, E=10, b=12, n=600)
     values = [s.value for s in steps]
-    for prev, step in zip(values, steps[1:]):
+    for prev, step in zip(values, steps[1:], strict=False):
         if step.holds:  # where its condition holds, each expression bounds its predecessor
             assert step.value >= prev * (1 - 1e-14)
     assert steps[-1].holds == (eps0 <= amplification.CHAIN_THRESHOLD)

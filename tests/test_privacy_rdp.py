@@ -25,7 +25,7 @@ def _random_q_sigma(seed: int, n: int) -> list[tuple[float, float]]:
     are checked against the closed form of α = 2 below instead.
     """
     gen = np.random.default_rng(seed)
-    pairs = [(float(q), float(s)) for q, s in zip(10 ** gen.uniform(-2, 0, n), np.exp(gen.uniform(np.log(0.3), np.log(5), n)))]
+    pairs = [(float(q), float(s)) for q, s in zip(10 ** gen.uniform(-2, 0, n), np.exp(gen.uniform(np.log(0.3), np.log(5), n)), strict=False)]
     return pairs + [(1 - 1e-9, 0.3), (1.0, 0.3), (1.0, 2.0), (0.999, 0.5), (0.5, 0.3), (0.015, 1.1)]
 
 

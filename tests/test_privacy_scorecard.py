@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fedrepro.privacy import experiments, scorecard as privacy_scorecard
+from fedrepro.chapters.privacy_accounting import experiments
+from fedrepro.chapters.privacy_accounting import scorecard as privacy_scorecard
 from fedrepro.report import scorecard
 
 
@@ -29,7 +30,7 @@ def test_provider_statuses():
 @pytest.mark.stored
 def test_provider_string_resolves():
     missing = []
-    merged = scorecard.collect_outcomes(("fedrepro.privacy.scorecard:outcomes",), missing=missing)
+    merged = scorecard.collect_outcomes(("fedrepro.chapters.privacy_accounting.scorecard:outcomes",), missing=missing)
     assert missing == []
     assert len(merged) == 10 + len(privacy_scorecard.CLAIMS)
 

@@ -42,7 +42,7 @@ def test_closed_forms_on_rows():
     np.testing.assert_array_equal(prox_box(V, -1.0, 2.0), np.minimum(np.maximum(V, -1.0), 2.0))
     c = rng.standard_normal(4)
     P = prox_ball(V, 1.5, c)
-    for v, p in zip(V, P):  # row by row: inside stays, outside goes radially to the sphere
+    for v, p in zip(V, P, strict=False):  # row by row: inside stays, outside goes radially to the sphere
         d = np.linalg.norm(v - c)
         expected = v if d <= 1.5 else c + 1.5 * (v - c) / d
         np.testing.assert_allclose(p, expected, rtol=1e-14, atol=1e-14)
@@ -67,11 +67,11 @@ def test_prox_matches_numerical_argmin(kind, params):
             # indicator: an inf-valued objective defeats derivative-free search, so minimise
             # the distance with scipy's bound- / constraint-aware solvers instead
             if kind == "box":
-                res = minimize(lambda x: np.sum((x - v) ** 2), np.zeros(3), method="L-BFGS-B",
+                res = minimize(lambda x, v=v: np.sum((x - v) ** 2), np.zeros(3), method="L-BFGS-B",
                                bounds=[(-0.5, 0.7)] * 3, options={"ftol": 1e-15, "gtol": 1e-12})
             else:
                 cons = {"type": "ineq", "fun": lambda x: 0.9 ** 2 - np.sum((x - 0.2) ** 2)}
-                res = minimize(lambda x: np.sum((x - v) ** 2), np.full(3, 0.2), method="SLSQP",
+                res = minimize(lambda x, v=v: np.sum((x - v) ** 2), np.full(3, 0.2), method="SLSQP",
                                constraints=[cons], options={"ftol": 1e-15, "maxiter": 500})
             ref = res.x
         else:
@@ -80,7 +80,7 @@ def test_prox_matches_numerical_argmin(kind, params):
         np.testing.assert_allclose(h.prox(v, t), ref, atol=1e-6)
         # the prox is a minimiser: its objective is not above the numerical one (1e-12 slack
         # for round-off in the objective)
-        obj = lambda x: h.value(x) + np.sum((x - v) ** 2) / (2 * t)  # noqa: E731
+        obj = lambda x, v=v, t=t: h.value(x) + np.sum((x - v) ** 2) / (2 * t)  # noqa: E731
         assert obj(h.prox(v, t)) <= obj(ref) + 1e-12
 
 

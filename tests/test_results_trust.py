@@ -60,7 +60,7 @@ def test_hand_edited_committed_result_is_caught(tmp_path, monkeypatch):
     assert dict((p.name, w) for p, w in cache.stale_results(store))["problems.json"].startswith("corrupt")
     monkeypatch.setenv("FEDREPRO_RESULTS_DIR", str(store))
     monkeypatch.setenv("FEDREPRO_READ_ONLY_STORE", str(store))
-    from fedrepro.fedplt import problems_report
+    from fedrepro.chapters.fedplt import problems as problems_report
 
     with pytest.raises(cache.CorruptResult, match="fedplt/problems.json"):
         problems_report.load("paper")
@@ -113,7 +113,7 @@ def test_committed_store_is_read_only_in_tests():
 
 
 def test_closure_follows_imports_inside_functions_and_parent_packages():
-    closure = codehash.module_closure(["fedrepro.fedplt.theory_jacobian"])
+    closure = codehash.module_closure(["fedrepro.chapters.fedplt.theory.jacobian"])
     # theory_jacobian imports checks.jacobian, which imports fedplt.algorithm inside a function
     assert "fedrepro.fedplt.algorithm" in closure
     assert "fedrepro.core.rng" in closure or "fedrepro.core.cache" in closure

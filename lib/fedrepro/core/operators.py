@@ -40,7 +40,7 @@ from fedrepro.core.prox import (
     reflective,
     regularizer,
 )
-from fedrepro.core.validate import check_finite, check_int, check_interval, check_positive
+from fedrepro.core.validate import check_finite, check_int, check_positive
 
 __all__ = [
     # re-exported from fedrepro.core.prox (Definition 3)
@@ -309,7 +309,7 @@ class StabilityGrid:
             raise ValueError(f"which must be 'stable' or 'contractive', got {which!r}")
         mask = self.stable if which == "stable" else self.contractive
         return [(float(self.rho[r]), int(self.Ne[e]), float(self.gamma[r, t]))
-                for r, e, t in zip(*np.nonzero(mask))]
+                for r, e, t in zip(*np.nonzero(mask), strict=False)]
 
 
 def _S_batch(a: np.ndarray, zeta: np.ndarray, c: np.ndarray) -> np.ndarray:

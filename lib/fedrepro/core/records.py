@@ -52,6 +52,10 @@ class ExperimentConfig:
 
     part: ClassVar[str] = ""
     experiment: ClassVar[str] = ""
+    #: The name its random streams are derived from, with the fields (:mod:`fedrepro.core.rng`);
+    #: default ``module:QualName``. A class that moves to another module keeps its old name
+    #: here, so that its draws, and so its results, stay the same.
+    seed_name: ClassVar[str] = ""
     verify_rtol: ClassVar[float] = 1e-9
     verify_atol: ClassVar[float] = 1e-12
     verify_note: ClassVar[str] = ""

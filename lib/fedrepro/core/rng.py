@@ -31,7 +31,7 @@ def entropy_of(config: ExperimentConfig | Any, fields: Iterable[str] | None = No
     """
     try:
         data = config_to_dict(config)
-        name = f"{type(config).__module__}:{type(config).__qualname__}"
+        name = getattr(type(config), "seed_name", "") or f"{type(config).__module__}:{type(config).__qualname__}"
     except TypeError:
         data, name = config, "value"
     if fields is not None:

@@ -157,7 +157,7 @@ class RunStreams:
     def runs(self) -> int:
         return len(self.generators)
 
-    def subset(self, runs: np.ndarray) -> "RunStreams":
+    def subset(self, runs: np.ndarray) -> RunStreams:
         """The streams of the runs ``runs`` (an index array), sharing their generators."""
         other = copy.copy(self)
         other.generators = [self.generators[int(r)] for r in runs]
@@ -250,10 +250,10 @@ class BatchedAlgorithm(ABC):
         """``grad f_i`` row-wise on a stack ``(R, N, n)``."""
         return stacked_grad(self.problem, X)
 
-    def validate(self) -> None:
+    def validate(self) -> None:  # noqa: B027 - an optional hook: subclasses with parameters override it
         """Check the parameters (raise ``ValueError`` naming the parameter and its range)."""
 
-    def subset(self, runs: np.ndarray) -> "BatchedAlgorithm":
+    def subset(self, runs: np.ndarray) -> BatchedAlgorithm:
         """A shallow copy restricted to the runs ``runs`` (an index array): per-run
         parameters are sliced, everything else is shared."""
         other = copy.copy(self)

@@ -75,7 +75,7 @@ def grid_points(grid: Mapping[str, Sequence[float]]) -> list[dict[str, float]]:
     for key in keys:
         if len(grid[key]) == 0:
             raise ValueError(f"grid values for {key} must not be empty")
-    return [dict(zip(keys, map(float, combo))) for combo in itertools.product(*(grid[k] for k in keys))]
+    return [dict(zip(keys, map(float, combo), strict=False)) for combo in itertools.product(*(grid[k] for k in keys))]
 
 
 def grid_search(name: str, problem: FederatedProblem, *, Ne: int, solver: str = "gd",

@@ -11,8 +11,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from fedrepro.core.validate import as_real
-from fedrepro.core.validate import check_nonnegative, check_positive
+from fedrepro.core.validate import as_real, check_nonnegative, check_positive
 
 __all__ = [
     "check_delta",

@@ -128,7 +128,7 @@ class LogisticProblem(FederatedProblem):
     def samples_per_agent(self) -> int:
         return self.q
 
-    def with_smoothness(self, smoothness: str) -> "LogisticProblem":
+    def with_smoothness(self, smoothness: str) -> LogisticProblem:
         """The same problem (same data, shared ``x*``) reporting the other ``lam_bar``."""
         if smoothness not in SMOOTHNESS_CHOICES:
             raise ValueError(f"smoothness must be one of {SMOOTHNESS_CHOICES}, got {smoothness!r}")

@@ -29,7 +29,7 @@ def scorecard_bars(items: Iterable[Item]) -> Figure:
     for status in STATUSES:
         widths = [table[p][status] for p in papers]
         ax.barh(labels, widths, left=left, color=STATUS_COLOURS[status], label=status)
-        left = [a + b for a, b in zip(left, widths)]
+        left = [a + b for a, b in zip(left, widths, strict=False)]
     ax.invert_yaxis()
     ax.set_xlabel("items (table cells, figures, claims, checks)")
     ax.legend(ncols=len(STATUSES), loc="lower center", bbox_to_anchor=(0.5, 1.0), frameon=False)

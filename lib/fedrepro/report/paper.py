@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import re
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +105,7 @@ def _csv_path(tid: str) -> Path:
     return paper_dir() / "tables" / f"{paper}-{version}-table-{table[1:]}.csv"
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_table(tid: str) -> tuple[PaperCell, ...]:
     """The cells of table ``tid`` (e.g. ``"fedplt-v2-TII"``), in file order.
 
@@ -160,7 +160,7 @@ def table_frame(tid: str, field: str = "value_text") -> pd.DataFrame:
     return frame
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_paper(paper: str) -> dict[str, Any]:
     """The claims file of ``paper``: ``{"paper", "title", "tables", "figures", "claims"}``."""
     if paper not in PAPERS:
@@ -188,7 +188,7 @@ def claims(paper: str) -> list[dict[str, Any]]:
     return list(load_paper(paper)["claims"])
 
 
-@lru_cache(maxsize=None)
+@cache
 def tolerances() -> dict[str, dict[str, Any]]:
     """Per-table tolerances from ``data/paper/tolerances.yaml``."""
     data = yaml.safe_load((paper_dir() / "tolerances.yaml").read_text(encoding="utf-8"))

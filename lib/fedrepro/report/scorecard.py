@@ -60,11 +60,11 @@ KINDS: tuple[str, ...] = ("table-cell", "figure", "claim", "check")
 
 #: ``"module:function"`` of every provider of outcomes; each part adds its own.
 PROVIDERS: tuple[str, ...] = (
-    "fedrepro.fedplt.scorecard:outcomes",
-    "fedrepro.fedplt.scorecard_comparison:outcomes",
-    "fedrepro.fedplt.scorecard_participation:outcomes",
-    "fedrepro.fedplt.scorecard_tuning:outcomes",
-    "fedrepro.privacy.scorecard:outcomes",
+    "fedrepro.chapters.fedplt.theory.scorecard:outcomes",
+    "fedrepro.chapters.fedplt.comparison.scorecard:outcomes",
+    "fedrepro.chapters.fedplt.participation_privacy.scorecard:outcomes",
+    "fedrepro.chapters.fedplt.tuning.scorecard:outcomes",
+    "fedrepro.chapters.privacy_accounting.scorecard:outcomes",
 )
 
 #: Why an item is not run yet, per paper, until its part is implemented.

@@ -27,34 +27,73 @@ Searches: :func:`random_instances`, :func:`adversarial_search`; counterexamples:
 """
 
 from fedrepro.fedplt.checks.accelerated import (
-    Lemma8Instance, Proposition3Instance, agd_worst_case, check_lemma8, check_proposition3, proposition3_S,
+    Lemma8Instance,
+    Proposition3Instance,
+    agd_worst_case,
+    check_lemma8,
+    check_proposition3,
+    proposition3_S,
 )
 from fedrepro.fedplt.checks.contraction import (
-    Eq11Instance, Lemma2Instance, Lemma3Instance, Lemma6Instance, check_eq11, check_eq11_step_range,
-    check_lemma2, check_lemma3, check_lemma6,
+    Eq11Instance,
+    Lemma2Instance,
+    Lemma3Instance,
+    Lemma6Instance,
+    check_eq11,
+    check_eq11_step_range,
+    check_lemma2,
+    check_lemma3,
+    check_lemma6,
 )
 from fedrepro.fedplt.checks.counterexamples import (
-    COUNTEREXAMPLES, Counterexample, counterexample_corollary1, counterexample_eq11, counterexample_lemma3_v1,
-    counterexample_lemma7_proof, counterexample_lemma8, counterexample_proposition1,
-    counterexample_proposition1_not_contractive, counterexample_proposition2,
-    counterexample_proposition3, counterexample_proposition4,
+    COUNTEREXAMPLES,
+    Counterexample,
+    counterexample_corollary1,
+    counterexample_eq11,
+    counterexample_lemma3_v1,
+    counterexample_lemma7_proof,
+    counterexample_lemma8,
+    counterexample_proposition1,
+    counterexample_proposition1_not_contractive,
+    counterexample_proposition2,
+    counterexample_proposition3,
+    counterexample_proposition4,
 )
 from fedrepro.fedplt.checks.instances import AffineRound, affine_round, quadratic_problem, reference_round
 from fedrepro.fedplt.checks.privacy import (
-    PRIVACY_VIEWS, Lemma5Instance, Proposition4Instance, check_lemma5, check_proposition4,
+    PRIVACY_VIEWS,
+    Lemma5Instance,
+    Proposition4Instance,
+    check_lemma5,
+    check_proposition4,
     gaussian_renyi_divergence,
 )
 from fedrepro.fedplt.checks.proposition1 import (
-    Lemma7Instance, Proposition1Instance, check_lemma7, check_lemma7_one_step, check_proposition1,
-    lemma7_condition_agreement, proposition1_S,
+    Lemma7Instance,
+    Proposition1Instance,
+    check_lemma7,
+    check_lemma7_one_step,
+    check_proposition1,
+    lemma7_condition_agreement,
+    proposition1_S,
 )
 from fedrepro.fedplt.checks.result import CheckResult
 from fedrepro.fedplt.checks.search import (
-    STATEMENTS, SearchResult, adversarial_search, evaluate, random_instances, statement,
+    STATEMENTS,
+    SearchResult,
+    adversarial_search,
+    evaluate,
+    random_instances,
+    statement,
 )
 from fedrepro.fedplt.checks.stochastic import (
-    Corollary1Instance, Lemma4Instance, Proposition2Instance, check_corollary1, check_corollary1_noise,
-    check_lemma4, check_proposition2,
+    Corollary1Instance,
+    Lemma4Instance,
+    Proposition2Instance,
+    check_corollary1,
+    check_corollary1_noise,
+    check_lemma4,
+    check_proposition2,
 )
 
 __all__ = [
@@ -74,4 +113,5 @@ __all__ = [
     "counterexample_proposition4",
 ]
 from fedrepro.fedplt.checks.jacobian import JacobianInstance, check_proposition1_logistic, round_jacobian  # noqa: E402
+
 __all__ += ["JacobianInstance", "check_proposition1_logistic", "round_jacobian"]

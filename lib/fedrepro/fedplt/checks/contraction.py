@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.core.linalg import spectral_norm
 from fedrepro.core import operators as ops
+from fedrepro.core.linalg import spectral_norm
 from fedrepro.fedplt.checks.instances import logistic_cost
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 

@@ -15,10 +15,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
 import numpy as np
 
-from fedrepro.core.linalg import spectral_norm
 from fedrepro.core import operators as ops
+from fedrepro.core.linalg import spectral_norm
 
 if TYPE_CHECKING:
     from fedrepro.problems import FederatedProblem, QuadraticProblem

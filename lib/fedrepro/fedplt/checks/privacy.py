@@ -14,7 +14,6 @@ Rényi divergence of order ``alpha`` between the two runs is exactly
 from __future__ import annotations
 
 import math
-
 from dataclasses import dataclass
 
 import numpy as np
@@ -50,7 +49,7 @@ def check_lemma5(inst: Lemma5Instance) -> CheckResult:
     profile, Balle & Wang 2018); bound: ``delta``. Tolerance ``rtol = 1e-9``: both sides are
     closed forms evaluated in double precision.
     """
-    from fedrepro.privacy.fedplt import lemma5_rdp_to_dp
+    from fedrepro.fedplt.privacy_bounds import lemma5_rdp_to_dp
     from fedrepro.privacy.gaussian import analytic_gaussian_log_delta, gaussian_rdp
 
     rdp = gaussian_rdp(inst.alpha, inst.sensitivity, inst.sigma)
@@ -188,7 +187,7 @@ def check_proposition4(inst: Proposition4Instance, view: str = "agent",
         raise ValueError(f"view must be one of {PRIVACY_VIEWS}, got {view!r}")
     if not 0 < inst.theta < 1:
         raise ValueError(f"theta must lie in (0, 1) (gamma < 2/(lam_bar + 1/rho)), got {inst.theta!r}")
-    from fedrepro.privacy.fedplt import proposition4_rdp_bound
+    from fedrepro.fedplt.privacy_bounds import proposition4_rdp_bound
 
     lam = 1.0 + inst.r
     gamma = inst.theta * ops.max_local_step(inst.rho, lam, lam)

@@ -196,7 +196,7 @@ def statement(name: str) -> Statement:
 
 
 def _instance(st: Statement, u: np.ndarray, seed: int) -> Any:
-    values = {p.name: p.value(x) for p, x in zip(st.params, u)}
+    values = {p.name: p.value(x) for p, x in zip(st.params, u, strict=False)}
     return st.build(values, seed)
 
 
@@ -253,7 +253,7 @@ def adversarial_search(name: str, rng: np.random.Generator, *, variant: str | No
     starts = []
     U = rng.random((samples, len(st.params)))
     seeds = rng.integers(0, 2**31 - 1, samples)
-    for u, seed in zip(U, seeds):
+    for u, seed in zip(U, seeds, strict=False):
         inst = _instance(st, u, int(seed))
         res = evaluate(name, inst, variant)
         count += 1
@@ -267,7 +267,7 @@ def adversarial_search(name: str, rng: np.random.Generator, *, variant: str | No
             continue
         cache: dict[tuple, float] = {}
 
-        def objective(u: np.ndarray, seed: int = seed) -> float:
+        def objective(u: np.ndarray, seed: int = seed, cache: dict[tuple, float] = cache) -> float:
             nonlocal best, count
             u = np.clip(u, 0.0, 1.0)
             key = tuple(np.round(u, 12))

@@ -1,10 +1,10 @@
 """Scorecard provider of the Fed-PLT theory chapter: one ``check`` item per statement (v2
 numbering), and the claims of ``data/paper/claims/fedplt.yaml`` that are checks of these
 statements (Proposition 1 with the logistic evidence of
-:mod:`fedrepro.fedplt.theory_jacobian` in its reason); plus the check of v1's stated moduli
-of the logistic costs (chapter "the test problems", :mod:`fedrepro.fedplt.problems_report`).
+:mod:`fedrepro.chapters.fedplt.theory.jacobian` in its reason); plus the check of v1's stated moduli
+of the logistic costs (chapter "the test problems", :mod:`fedrepro.chapters.fedplt.problems`).
 
-Provider string: ``"fedrepro.fedplt.scorecard:outcomes"``. It reads the stored results of
+Provider string: ``"fedrepro.chapters.fedplt.theory.scorecard:outcomes"``. It reads the stored results of
 the chapter's experiments (paper profile) through :func:`fedrepro.core.cache.load_or_run`,
 which recomputes them if they are missing or stale.
 """
@@ -102,7 +102,7 @@ def _claim_outcomes(stab: dict[str, Any], rate: dict[str, Any], ce: dict[str, An
                 f"{int(np.sum(small))} have corrected ||S|| < 1 (loose or tight lam_bar) and Fed-PLT converges "
                 f"at {int(np.sum(conv))} of them"))
     # C12: the rate bound is not tight
-    from fedrepro.fedplt.theory import rate_looseness
+    from fedrepro.chapters.fedplt.theory.checks import rate_looseness
 
     loose = rate_looseness(rate)
     ok12 = loose["printed_min"] > 1 and loose["corrected_min"] > 1 and loose["tight_min"] > 1
@@ -137,7 +137,7 @@ def _claim_outcomes(stab: dict[str, Any], rate: dict[str, Any], ce: dict[str, An
 def _logistic_prop1_evidence(jac: dict[str, Any]) -> str:
     """Proposition 1 on the logistic costs of §VII (chapter section "On logistic costs"): the
     largest Jacobian norm of one round over sampled states against ``||S||`` and ``||S~||``."""
-    from fedrepro.fedplt.theory_jacobian import jacobian_summary
+    from fedrepro.chapters.fedplt.theory.jacobian import jacobian_summary
 
     s = jacobian_summary(jac)
     p, c = s["paper"], s["corrected"]
@@ -176,7 +176,9 @@ def _constants_outcomes(problems: dict[str, Any]) -> dict[str, Outcome]:
 def outcomes() -> dict[str, Outcome]:
     """Outcomes of every theory check, of the claims that are checks of the statements, and
     of the v1 constants check (chapter "the test problems")."""
-    from fedrepro.fedplt import problems_report, theory, theory_jacobian
+    from fedrepro.chapters.fedplt import problems as problems_report
+    from fedrepro.chapters.fedplt.theory import checks as theory
+    from fedrepro.chapters.fedplt.theory import jacobian as theory_jacobian
 
     checks = theory.load_checks("paper")
     ce = theory.load_counterexamples("paper")

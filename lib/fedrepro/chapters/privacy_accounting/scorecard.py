@@ -2,10 +2,10 @@
 DP-FedPAQ (§II-C, §IV) and ALI-DPFL (§VI-B) that need no training run.
 
 Provider string for :data:`fedrepro.report.scorecard.PROVIDERS`:
-``"fedrepro.privacy.scorecard:outcomes"``. Claim ids are those of
+``"fedrepro.chapters.privacy_accounting.scorecard:outcomes"``. Claim ids are those of
 ``data/paper/claims/{dpfedpaq,alidpfl}.yaml``; the computations are in
-:mod:`fedrepro.privacy.claims` (DP-FedPAQ: one cached experiment) and
-:mod:`fedrepro.privacy.experiments` (ALI-DPFL counts).
+:mod:`fedrepro.chapters.privacy_accounting.claims` (DP-FedPAQ: one cached experiment) and
+:mod:`fedrepro.chapters.privacy_accounting.experiments` (ALI-DPFL counts).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.privacy import amplification, budget, claims, experiments
+from fedrepro.chapters.privacy_accounting import claims, experiments
+from fedrepro.dpfedpaq import amplification
+from fedrepro.privacy import budget
 from fedrepro.report import paper as paper_data
 from fedrepro.report.scorecard import Outcome
 
@@ -47,9 +49,9 @@ def _row_epsilon(row: str) -> float:
 def _counts(profile: str = "paper") -> tuple[experiments.IterationCountsConfig, dict[int, int], dict[float, float]]:
     cfg = experiments.IterationCountsConfig(profile=profile)
     result = experiments.load(cfg)
-    ours = {round(float(e), 6): int(n) for e, n in zip(result["epsilon"], result["bisection_basic_paper"])}
+    ours = {round(float(e), 6): int(n) for e, n in zip(result["epsilon"], result["bisection_basic_paper"], strict=False)}
     eps_ours = {round(float(e), 6): float(x)
-                for e, x in zip(result["epsilon"], result["bisection_basic_paper_epsilon"])}
+                for e, x in zip(result["epsilon"], result["bisection_basic_paper_epsilon"], strict=False)}
     return cfg, ours, eps_ours
 
 
@@ -92,7 +94,7 @@ def _dpfedpaq_claims(res: dict[str, Any], cfg: claims.MechanismClaimsConfig) -> 
         reason=(f"at the classical sigma of eq. (13) the exact Gaussian profile gives at most "
                 f"{ratio.max():.3g} delta for eps in {list(cfg.classical_epsilons)}, delta in "
                 f"{list(cfg.classical_deltas)}; for eps >= 1 (unproven) it stays valid up to eps = "
-                + ", ".join(f"{e:.3g}" for e in fail) + f" at delta = "
+                + ", ".join(f"{e:.3g}" for e in fail) + " at delta = "
                 + ", ".join(f"{d:g}" for d in cfg.classical_deltas)))
 
     sub = np.asarray(res["c04_epsilon"])
@@ -135,14 +137,14 @@ def _dpfedpaq_claims(res: dict[str, Any], cfg: claims.MechanismClaimsConfig) -> 
     g0 = cfg.gammas.index(0.2)
     e1 = cfg.target_epsilons.index(1.0)
     bad = [f"gamma={cfg.gammas[i]:g}, eps={cfg.target_epsilons[j]:g}: {exact[i, j]:.3f}"
-           for i, j in zip(*np.nonzero(over))]
+           for i, j in zip(*np.nonzero(over), strict=False)]
     fail = np.asarray(res["c07_failure_epsilon"])
     out["dpfedpaq-main-C07"] = Outcome(
         ours=f"{int(over.sum())} of {over.size} targets exceeded",
         status="erratum" if over.any() else "match",
         reason=(f"with sigma of eq. (16) at delta = {cfg.fedpaq_delta:g} the exact per-round eps on the tight "
                 f"instance exceeds its target at " + "; ".join(bad) + " (it fails from eps = "
-                + ", ".join(f"{e:.4g}" for e in fail) + f" at gamma = "
+                + ", ".join(f"{e:.4g}" for e in fail) + " at gamma = "
                 + ", ".join(f"{g:g}" for g in cfg.gammas)
                 + f"); over {cfg.rounds} rounds, which the paper does not account for, eps = 1 at gamma = 0.2 "
                 f"composes to {np.asarray(res['c07_composed'])[g0, e1]:.3g}"))

@@ -1,9 +1,9 @@
 """Scorecard provider of the chapter "Tuning Fed-PLT": v2 Tables VIII and IX (cells), v1
 Figs. 2 and 3, and the claims about them (v2 C08, C09, C13, C28-C30; v1 C03, C11-C17).
 
-Provider string: ``"fedrepro.fedplt.scorecard_tuning:outcomes"``. It reads the stored
-paper-profile results of :mod:`fedrepro.fedplt.experiments.sweeps` (and, for the GD/AGD part
-of v1 C16, the v1 Table II rates of :mod:`fedrepro.fedplt.experiments.comparison`).
+Provider string: ``"fedrepro.chapters.fedplt.tuning.scorecard:outcomes"``. It reads the stored
+paper-profile results of :mod:`fedrepro.chapters.fedplt.tuning.sweeps` (and, for the GD/AGD part
+of v1 C16, the v1 Table II rates of :mod:`fedrepro.chapters.fedplt.comparison.experiments`).
 
 Every claim check is a pure function of plain numbers (``check_*``), returning
 ``(holds, reason)``, so that the tests can feed it numbers on which it must fail. The
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from fedrepro.fedplt.experiments import sweeps
+from fedrepro.chapters.fedplt.tuning import sweeps
 from fedrepro.report.book import roundoff, sig3
 from fedrepro.report.scorecard import Outcome
 
@@ -67,7 +67,7 @@ def check_interior_optimum(times: Mapping[float, Mapping[int, float]]) -> tuple[
     for tC, col in times.items():
         Nes = sorted(col)
         t = np.array([col[n] for n in Nes], dtype=float)
-        arg = _argmins(dict(zip(Nes, t)))
+        arg = _argmins(dict(zip(Nes, t, strict=False)))
         decreasing = bool(np.all(np.diff(t) < 0))
         interior = all(Nes[0] < a < Nes[-1] for a in arg)
         ok &= interior and not decreasing and t[-1] > t.min() * (1 + 1e-9)
@@ -82,7 +82,7 @@ def check_ne_grows_with_tc(argmins: Mapping[float, Sequence[int]]) -> tuple[bool
         raise ValueError("argmins needs at least two t_C columns")
     tcs = sorted(argmins)
     best = [min(argmins[t]) for t in tcs]
-    ok = all(b >= a for a, b in zip(best, best[1:])) and best[-1] > best[0]
+    ok = all(b >= a for a, b in zip(best, best[1:], strict=False)) and best[-1] > best[0]
     return ok, "optimal Ne over tC=" + ", ".join(sig3(t) for t in tcs) + ": " + ", ".join(map(str, best))
 
 
@@ -239,8 +239,8 @@ def _viii_times(v2: Mapping[str, Any]) -> dict[float, float]:
 
 
 def _gd_agd_gap(profile: str) -> float | None:
+    from fedrepro.chapters.fedplt.comparison import experiments as comparison
     from fedrepro.core.cache import MissingResult
-    from fedrepro.fedplt.experiments import comparison
 
     try:
         units = comparison.load_v1_rates(profile)["units"]
@@ -266,7 +266,7 @@ def claim_results(v2: Mapping[str, Any], drift: Mapping[str, Any], v1: Mapping[s
     okf, whyf = check_ne_grows_with_tc(sweeps.table_ix_argmin(v2, "fixed"))
     out["fedplt-v2-C30"] = (ok, f"rho tuned per Ne: {why} (paper: 2, 2, 5, 8); rho fixed: {whyf}")
     Kt, _ = sweeps.tuned_K(v2, "tuned")
-    errors = {f"Ne={int(n)}": float(e) for n, e in zip(drift["Nes"], drift["error"])}
+    errors = {f"Ne={int(n)}": float(e) for n, e in zip(drift["Nes"], drift["error"], strict=False)}
     errors["exact prox"] = float(drift["error"][-1])
     out["fedplt-v2-C09"] = check_no_drift(errors, bool(np.all(np.isfinite(Kt))))
     dense, Kd = np.asarray(v2["dense_rhos"]), sweeps.k_or_inf(v2["K_dense"])

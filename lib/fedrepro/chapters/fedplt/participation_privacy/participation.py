@@ -281,8 +281,8 @@ def tuned_rho_by_rate(problem: FederatedProblem, Ne: int, rhos: tuple[float, ...
     """``rho`` of Fed-PLT (GD, default step, full participation) with the smallest empirical
     rate (spec §9.7 fit of ``||x_k - 1 (x) x*||``) on the grid ``rhos`` (v1 §VII-B: "tuning
     its parameter rho to achieve an optimal convergence rate"); also the rates."""
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
     from fedrepro.fedplt.baselines.fedplt import FedPLT
-    from fedrepro.fedplt.theory import fit_rate
 
     rhos = tuple(check_positive("rhos", r) for r in rhos)
     if not rhos:
@@ -305,6 +305,7 @@ class CohortsConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-cohorts"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.participation:CohortsConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     data_seed: int = 0
@@ -320,7 +321,7 @@ class CohortsConfig(ExperimentConfig):
     t_C: float = T_C
 
     @classmethod
-    def for_profile(cls, profile: str) -> "CohortsConfig":
+    def for_profile(cls, profile: str) -> CohortsConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", fractions=(0.5, 1.0), trials=8, tune_rhos=(1.0, 2.0), tune_trials=3)
@@ -489,6 +490,7 @@ class V1RatesConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-v1-rates"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.participation:V1RatesConfig"  # its random streams: unchanged by moves
     verify_rtol: ClassVar[float] = 1e-4
     verify_note: ClassVar[str] = (
         "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
@@ -506,7 +508,7 @@ class V1RatesConfig(ExperimentConfig):
     seed: int = 7
 
     @classmethod
-    def for_profile(cls, profile: str) -> "V1RatesConfig":
+    def for_profile(cls, profile: str) -> V1RatesConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", agents=(2, 5, 10), trials=6, rhos=(0.3, 1.0), low=1e-8)
@@ -514,8 +516,8 @@ class V1RatesConfig(ExperimentConfig):
 
 
 def _run_v1_rates(config: V1RatesConfig) -> dict[str, Any]:
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
     from fedrepro.fedplt.baselines.fedplt import FedPLT
-    from fedrepro.fedplt.theory import fit_rate
     from fedrepro.problems.logistic import logistic_v1
 
     problem = logistic_v1(seed=config.data_seed)
@@ -632,6 +634,7 @@ class ExactConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-exact"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.participation:ExactConfig"  # its random streams: unchanged by moves
     verify_rtol: ClassVar[float] = 1e-4
     verify_note: ClassVar[str] = (
         "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
@@ -649,7 +652,7 @@ class ExactConfig(ExperimentConfig):
     seed: int = 8
 
     @classmethod
-    def for_profile(cls, profile: str) -> "ExactConfig":
+    def for_profile(cls, profile: str) -> ExactConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", solvers=("gd",), fractions=(0.5, 1.0), bernoulli=(), trials=2, tol=1e-14)
@@ -667,8 +670,8 @@ def _settings(config: ExactConfig, N: int) -> list[tuple[str, Any, float]]:
 
 
 def _run_exact(config: ExactConfig) -> dict[str, Any]:
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
     from fedrepro.fedplt.baselines.fedplt import FedPLT
-    from fedrepro.fedplt.theory import fit_rate
     from fedrepro.problems.logistic import logistic_v2
 
     problem = logistic_v2(convex=True, seed=config.data_seed)

@@ -3,9 +3,9 @@ and VII and v1 Tables III and IV, and the claims about partial participation and
 training (``data/paper/claims/fedplt.yaml``: v2 C05, C10, C11, C15, C22, C25, C26, C27 and
 v1 C01, C09, C10).
 
-Provider string: ``"fedrepro.fedplt.scorecard_participation:outcomes"``. It reads the stored
-paper-profile results of :mod:`fedrepro.fedplt.experiments.participation` and
-:mod:`fedrepro.fedplt.experiments.noise`. Each claim is decided by a small pure function
+Provider string: ``"fedrepro.chapters.fedplt.participation_privacy.scorecard:outcomes"``. It reads the stored
+paper-profile results of :mod:`fedrepro.chapters.fedplt.participation_privacy.participation` and
+:mod:`fedrepro.chapters.fedplt.participation_privacy.noise`. Each claim is decided by a small pure function
 (``claim_*``) of the numbers it needs, so that the tests can feed it synthetic numbers.
 """
 
@@ -98,7 +98,7 @@ def claim_c22(p: Any, sigma: Any, rates: Any, sigma_small_p: float) -> tuple[boo
 def claim_c25(fractions: Any, times: Any, threshold: float = -0.8) -> tuple[bool, str]:
     """``time(100 %) < time(40 %)`` and the Spearman correlation of fraction and time is below
     ``threshold``."""
-    from fedrepro.fedplt.experiments.participation import spearman
+    from fedrepro.chapters.fedplt.participation_privacy.participation import spearman
 
     f, t = np.asarray(fractions, dtype=float), np.asarray(times, dtype=float)
     rho = spearman(f, t)
@@ -140,7 +140,7 @@ def _cells(tid: str, ours: dict[str, float], why: dict[str, str], context: str) 
 
 
 def _table_vi(cohorts: dict[str, Any]) -> dict[str, Outcome]:
-    from fedrepro.fedplt.experiments.participation import cohort_summary, decode_paper_iterations
+    from fedrepro.chapters.fedplt.participation_privacy.participation import cohort_summary, decode_paper_iterations
     from fedrepro.report.paper import load_table
 
     s = cohort_summary(cohorts)
@@ -158,7 +158,7 @@ def _table_vi(cohorts: dict[str, Any]) -> dict[str, Outcome]:
 
 
 def _table_iii(rates: dict[str, Any]) -> dict[str, Outcome]:
-    from fedrepro.fedplt.experiments.participation import mean_contraction
+    from fedrepro.chapters.fedplt.participation_privacy.participation import mean_contraction
 
     N = int(rates["N"])
     a = np.asarray(rates["agents"])
@@ -173,7 +173,7 @@ def _table_iii(rates: dict[str, Any]) -> dict[str, Outcome]:
 
 
 def _table_noise(result: dict[str, Any], tid: str) -> dict[str, Outcome]:
-    from fedrepro.fedplt.experiments.noise import _LABELS, floor_values, identify_quantity
+    from fedrepro.chapters.fedplt.participation_privacy.noise import _LABELS, floor_values, identify_quantity
 
     q, _, rms = identify_quantity(result)
     values = np.asarray(result["values"])
@@ -205,7 +205,7 @@ def _claim(ok: bool, reason: str) -> Outcome:
 
 
 def _noise_claims(v2: dict[str, Any], v1: dict[str, Any]) -> dict[str, Outcome]:
-    from fedrepro.fedplt.experiments.noise import corollary1_floor, floor_values, identify_quantity
+    from fedrepro.chapters.fedplt.participation_privacy.noise import corollary1_floor, floor_values, identify_quantity
 
     out: dict[str, Outcome] = {}
     # C05 / v1 C01: noisy GD (and SGD) stall at a non-zero floor that grows with tau
@@ -257,14 +257,18 @@ def _noise_claims(v2: dict[str, Any], v1: dict[str, Any]) -> dict[str, Outcome]:
 
 
 def _participation_claims(cohorts: dict[str, Any], rates: dict[str, Any], exact: dict[str, Any]) -> dict[str, Outcome]:
-    from fedrepro.fedplt.experiments.participation import cohort_summary, mean_contraction, participation_sigma
+    from fedrepro.chapters.fedplt.participation_privacy.participation import (
+        cohort_summary,
+        mean_contraction,
+        participation_sigma,
+    )
 
     out: dict[str, Outcome] = {}
     s = cohort_summary(cohorts)
     ok, reason = claim_c25(cohorts["fractions"], s["time_mean"])
     out["fedplt-v2-C25"] = _claim(ok, f"reproduced Table VI: {reason}")
     ok, reason = claim_c26(cohorts["fractions"], s["K_mean"])
-    from fedrepro.fedplt.experiments.participation import decode_paper_iterations
+    from fedrepro.chapters.fedplt.participation_privacy.participation import decode_paper_iterations
     from fedrepro.report.paper import load_table
 
     paper_K = [float(decode_paper_iterations(c.value, int(cohorts["Ne"]), int(c.row[:-1])))  # paper: N = 100
@@ -310,7 +314,7 @@ def _participation_claims(cohorts: dict[str, Any], rates: dict[str, Any], exact:
 def outcomes(profile: str = "paper") -> dict[str, Outcome]:
     """Outcomes of every cell of v2 Tables VI-VII and v1 Tables III-IV and of the chapter's
     claims, from the stored results of ``profile`` (the scorecard uses ``"paper"``)."""
-    from fedrepro.fedplt.experiments import noise, participation
+    from fedrepro.chapters.fedplt.participation_privacy import noise, participation
 
     cohorts = participation.load_cohorts(profile)
     rates = participation.load_v1_rates(profile)

@@ -73,6 +73,7 @@ class ProblemsConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "problems"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.problems_report:ProblemsConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     seed: int = 0
@@ -87,7 +88,7 @@ class ProblemsConfig(ExperimentConfig):
     trace_iterations: int = 80
 
     @classmethod
-    def for_profile(cls, profile: str) -> "ProblemsConfig":
+    def for_profile(cls, profile: str) -> ProblemsConfig:
         """The paper profile, or the quick one (fewer sample points, ``N_e`` and iterations)."""
         check_profile(profile)
         if profile == "quick":

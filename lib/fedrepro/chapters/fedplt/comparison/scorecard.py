@@ -2,9 +2,9 @@
 v2 Tables I-V and v1 Table II, and the claims of v2 §I/§VII-A and v1 §I/§VII-A that these
 tables support (``data/paper/claims/fedplt.yaml``).
 
-Provider string: ``"fedrepro.fedplt.scorecard_comparison:outcomes"``. It reads the stored
+Provider string: ``"fedrepro.chapters.fedplt.comparison.scorecard:outcomes"``. It reads the stored
 paper-profile results through the ``load_*`` functions of
-:mod:`fedrepro.fedplt.experiments.comparison`.
+:mod:`fedrepro.chapters.fedplt.comparison.experiments`.
 
 Each claim is a function of plain numbers (``times[table][(row, column)]`` in ``t_G``
 units, ``rates[(row, column)]``, ...) returning ``(holds, reason)``, so that the tests can
@@ -73,7 +73,7 @@ def claim_v2_c01(Nes: Sequence[int], final_error: Sequence[float], bound: float 
     """C01: with GD local training the model reaches ``x*`` (final ``||xbar - x*|| < bound``)
     for every ``N_e`` tested: no ``N_e``-dependent floor."""
     ok = all(e < bound for e in final_error)
-    detail = ", ".join(f"Ne={n}: {_err(e)}" for n, e in zip(Nes, final_error))
+    detail = ", ".join(f"Ne={n}: {_err(e)}" for n, e in zip(Nes, final_error, strict=False))
     return ok, f"final ||xbar_K - x*|| (smooth problem): {detail}; required < {sig3(bound)}"
 
 
@@ -121,7 +121,7 @@ def claim_v2_c17(times: Times) -> tuple[bool, str]:
     t = times[TIII]
     ratio = [t[("Fed-PLT", c)] / t[("FedLin", c)] for c in cols]
     ok = ratio[0] > 1 and ratio[1] > 1 and ratio[2] < 1 and ratio[3] < 1
-    ok &= all(a > b for a, b in zip(ratio, ratio[1:]))
+    ok &= all(a > b for a, b in zip(ratio, ratio[1:], strict=False))
     return ok, "time(Fed-PLT)/time(FedLin) at tC = 0.1, 1, 10, 100: " + ", ".join(sig3(r) for r in ratio)
 
 
@@ -191,7 +191,7 @@ def claim_v2_c24(times: Times) -> tuple[bool, str]:
     others = sorted({r for (r, _) in times[TIII] if r != "Fed-PLT"})
     flips = []
     for a in others:
-        for j, (x, y) in enumerate(zip(c3, c5)):
+        for j, (x, y) in enumerate(zip(c3, c5, strict=False)):
             s3 = times[TIII][("Fed-PLT", x)] < times[TIII][(a, x)]
             s5 = times[TV][("Fed-PLT", y)] < times[TV][(a, y)]
             if s3 != s5:
@@ -300,7 +300,7 @@ def times_by_table(cells: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[tup
 
 def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
     """Outcomes of every cell of v2 Tables I-V and v1 Table II."""
-    from fedrepro.fedplt.experiments import comparison as cmp
+    from fedrepro.chapters.fedplt.comparison import experiments as cmp
     from fedrepro.report.paper import load_table
 
     out: dict[str, Outcome] = {}
@@ -335,7 +335,7 @@ def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
 
 def claim_outcomes(profile: str = "paper") -> dict[str, Outcome]:
     """Outcomes of the claims of the comparison chapter on the results of ``profile``."""
-    from fedrepro.fedplt.experiments import comparison as cmp
+    from fedrepro.chapters.fedplt.comparison import experiments as cmp
     from fedrepro.report.paper import load_table
 
     out: dict[str, Outcome] = {}

@@ -33,7 +33,7 @@ import numpy as np
 from fedrepro.core.cache import ExperimentConfig, load_or_run, run_units
 from fedrepro.fedplt.baselines import algorithm_class
 from fedrepro.fedplt.batched import run_batched, stacked_total_grad
-from fedrepro.fedplt.tuning import GridSearch, grid_search
+from fedrepro.fedplt.tuning import GridSearch
 from fedrepro.report.book import check_profile, sig3
 
 if TYPE_CHECKING:
@@ -208,11 +208,11 @@ def window_search(name: str, problem: FederatedProblem, *, Ne: int, solver: str,
     if missing:
         raise ValueError(f"start must give a grid index for {missing}")
     sizes = [len(grid[k]) for k in keys]
-    centre = tuple(int(np.clip(start[k], 0, n - 1)) for k, n in zip(keys, sizes))
+    centre = tuple(int(np.clip(start[k], 0, n - 1)) for k, n in zip(keys, sizes, strict=False))
     memo: dict[tuple[int, ...], tuple[float, np.ndarray]] = {}
 
     def point(ix: tuple[int, ...]) -> dict[str, float]:
-        return {k: grid[k][i] for k, i in zip(keys, ix)}
+        return {k: grid[k][i] for k, i in zip(keys, ix, strict=False)}
 
     def run(ixs: list[tuple[int, ...]], cap: int) -> bool:
         K_star = grid_K_star(name, problem, [point(ix) for ix in ixs], Ne=Ne, solver=solver,
@@ -229,9 +229,9 @@ def window_search(name: str, problem: FederatedProblem, *, Ne: int, solver: str,
     first = True
     while True:
         lo = [max(c - radius, 0) for c in centre]
-        hi = [min(c + radius, n - 1) for c, n in zip(centre, sizes)]
-        window = [tuple(ix) for ix in np.ndindex(*[h - l + 1 for l, h in zip(lo, hi)])]
-        window = [tuple(l + i for l, i in zip(lo, ix)) for ix in window]
+        hi = [min(c + radius, n - 1) for c, n in zip(centre, sizes, strict=False)]
+        window = [tuple(ix) for ix in np.ndindex(*[h - l + 1 for l, h in zip(lo, hi, strict=False)])]
+        window = [tuple(l + i for l, i in zip(lo, ix, strict=False)) for ix in window]
         new = [ix for ix in window if ix not in memo]
         if first:
             if not any(run(new, cap) for cap in caps):
@@ -306,6 +306,7 @@ class ComparisonConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-times"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.comparison:ComparisonConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     N: int = 100
@@ -323,7 +324,7 @@ class ComparisonConfig(ExperimentConfig):
     algorithms: tuple[str, ...] = ALGORITHMS
 
     @classmethod
-    def for_profile(cls, profile: str) -> "ComparisonConfig":
+    def for_profile(cls, profile: str) -> ComparisonConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", N=20, q=50, tune_trials=2, eval_trials=8, caps=(50, 300, 2000))
@@ -389,6 +390,7 @@ class LargeComparisonConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-large"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.comparison:LargeComparisonConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     N: int = 100
@@ -407,7 +409,7 @@ class LargeComparisonConfig(ExperimentConfig):
     algorithms: tuple[str, ...] = ALGORITHMS
 
     @classmethod
-    def for_profile(cls, profile: str) -> "LargeComparisonConfig":
+    def for_profile(cls, profile: str) -> LargeComparisonConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", N=20, n=20, q=50, tune_trials=2, eval_trials=4, caps=(50, 300, 2000))
@@ -444,8 +446,8 @@ def rate_of_runs(errors: np.ndarray, low: float = 1e-12, high: float = 1e-3) -> 
     """Empirical rate of a set of runs (spec §9.7): the geometric-mean error
     ``exp(mean_r log e_{r,k})`` over the iterations every run has recorded (NaN entries
     after a run stopped end the common prefix), fitted by
-    :func:`fedrepro.fedplt.theory.fit_rate`. ``errors`` has shape ``(runs, K+1)``."""
-    from fedrepro.fedplt.theory import fit_rate
+    :func:`fedrepro.chapters.fedplt.theory.checks.fit_rate`. ``errors`` has shape ``(runs, K+1)``."""
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
 
     e = np.asarray(errors, dtype=float)
     if e.ndim != 2 or e.shape[1] < 1:
@@ -471,6 +473,7 @@ class V1RatesConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-v1-rates"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.comparison:V1RatesConfig"  # its random streams: unchanged by moves
     verify_rtol: ClassVar[float] = 1e-2
     verify_note: ClassVar[str] = (
         "rates fitted as in spec 9.7 over short windows (the fastest baselines reach 1e-12 of the "
@@ -489,7 +492,7 @@ class V1RatesConfig(ExperimentConfig):
     prs_K: int = 200
 
     @classmethod
-    def for_profile(cls, profile: str) -> "V1RatesConfig":
+    def for_profile(cls, profile: str) -> V1RatesConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", tune_trials=2, eval_trials=6, Ks=(250, 1000))
@@ -498,7 +501,7 @@ class V1RatesConfig(ExperimentConfig):
     def settings(self) -> list[tuple[str, str, bool]]:
         out = []
         for name in ALGORITHMS:
-            for column, (solver, partial) in V1_COLUMNS.items():
+            for solver, partial in V1_COLUMNS.values():
                 if partial and not algorithm_class(name).partial_participation:
                     continue  # N/A in v1 Table II
                 out.append((name, solver, partial))
@@ -559,7 +562,7 @@ def _run_v1_unit(config: V1RatesConfig, unit: str) -> dict[str, Any]:
         run = run_batched(algo, K=K, runs=config.eval_trials, tol=tol, participation=participation,
                           seed=config.eval_seed, record=("grad_sq", "model_err"), drop_finished=True)
         out["rate"] = rate_of_runs(run.model_err)
-        from fedrepro.fedplt.theory import fit_rate
+        from fedrepro.chapters.fedplt.theory.checks import fit_rate
 
         per = np.array([fit_rate(e[np.isfinite(e)]) for e in run.model_err])
         out["rate_median"] = float(np.nanmedian(per))
@@ -573,9 +576,9 @@ def _run_v1_unit(config: V1RatesConfig, unit: str) -> dict[str, Any]:
 def _run_v1_prs(config: V1RatesConfig, rho: float) -> dict[str, Any]:
     """Exact PRS (the ``N_e -> infinity`` limit, local prox (10)) at ``rho``: rate of the
     model point, for claim v1-C08."""
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
     from fedrepro.core import operators as ops
     from fedrepro.fedplt.algorithm import run_fedplt
-    from fedrepro.fedplt.theory import fit_rate
     from fedrepro.problems import logistic_v1
 
     problem = logistic_v1(seed=config.data_seed)
@@ -628,6 +631,7 @@ class ExactnessConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-exactness"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.comparison:ExactnessConfig"  # its random streams: unchanged by moves
     verify_rtol: ClassVar[float] = 1e-4
     verify_note: ClassVar[str] = (
         "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
@@ -645,15 +649,15 @@ class ExactnessConfig(ExperimentConfig):
     box: float = 0.1
 
     @classmethod
-    def for_profile(cls, profile: str) -> "ExactnessConfig":
+    def for_profile(cls, profile: str) -> ExactnessConfig:
         check_profile(profile)
         return cls(profile="quick", N=20, q=50, Nes=(1, 5), K=150) if profile == "quick" else cls()
 
 
 def _run_exactness(config: ExactnessConfig) -> dict[str, Any]:
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
     from fedrepro.core.prox import regularizer
     from fedrepro.fedplt.algorithm import run_fedplt
-    from fedrepro.fedplt.theory import fit_rate
 
     problem = _problem_v2(True, config)
     cases = {"smooth": None, "l1": regularizer("l1", weight=config.l1_weight),
@@ -665,7 +669,7 @@ def _run_exactness(config: ExactnessConfig) -> dict[str, Any]:
             residual = float(np.linalg.norm(problem.total_grad(ref)))
         else:
             ref, residual = composite_reference(problem, h)
-        final, rate, zeros = [], [], []
+        final, rate = [], []
         for Ne in config.Nes:
             run = run_fedplt(problem, rho=config.rho, Ne=int(Ne), K=config.K, solver="gd", h=h, x_ref=ref,
                              record=("x_bar",))
@@ -724,8 +728,8 @@ def table_i_cells() -> list[dict[str, Any]]:
       (``run_fedplt``). Match when this covers the paper's class (non-convex covers str.
       convex).
     """
-    from fedrepro.report.paper import load_table
     from fedrepro.problems import logistic_v2
+    from fedrepro.report.paper import load_table
 
     nonconvex = logistic_v2(convex=False, seed=0, N=4, q=10)
     cells = []
@@ -857,7 +861,7 @@ def time_cells(profile: str = "paper") -> dict[str, dict[str, Any]]:
 
 def _time_table(profile: str, tid: str) -> pd.DataFrame:
     rows = []
-    for cid, c in time_cells(profile).items():
+    for c in time_cells(profile).values():
         if c["table"] != tid:
             continue
         rows.append({"algorithm": c["row"], "column": c["column"],
@@ -1010,7 +1014,7 @@ def figure_times(profile: str = "paper") -> Figure:
 
     cells = time_cells(profile)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=False)
-    colors = dict(zip(ALGORITHMS, plt.rcParams["axes.prop_cycle"].by_key()["color"]))
+    colors = dict(zip(ALGORITHMS, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     for ax, tid, title in ((axes[0], "fedplt-v2-TIII", "Table III (n = 5, $t_G=1$)"),
                            (axes[1], "fedplt-v2-TV", "Table V (n = 100, $t_G=20$)")):
         for name in ALGORITHMS:

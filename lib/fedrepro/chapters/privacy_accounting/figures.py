@@ -45,14 +45,14 @@ def calibration_figure(cal: Mapping[str, Any]) -> Figure:
 
     eps = np.asarray(cal["epsilon"])
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4), sharey=False)
-    for d, ratio, fail in zip(cal["deltas"], cal["plain_ratio"], cal["plain_failure_epsilon"]):
+    for d, ratio, fail in zip(cal["deltas"], cal["plain_ratio"], cal["plain_failure_epsilon"], strict=False):
         line, = ax1.plot(eps, ratio, label=rf"$\delta = {d:.0e}$")
         ax1.axvline(fail, color=line.get_color(), ls=":", lw=1)
     ax1.axvspan(1.0, eps.max(), color="#ffe0b2", alpha=0.5, label=r"$\varepsilon \geq 1$: not proven")
     ax1.axhline(1.0, color="k", lw=0.8)
     ax1.set_title("(a) Gaussian mechanism, eq. (13)", fontsize=10)
     ax1.set_ylabel(r"$\sigma_{\mathrm{classical}} / \sigma_{\mathrm{analytic}}$")
-    for g, ratio, fail in zip(cal["gammas"], cal["fedpaq_ratio"], cal["fedpaq_failure_epsilon"]):
+    for g, ratio, fail in zip(cal["gammas"], cal["fedpaq_ratio"], cal["fedpaq_failure_epsilon"], strict=False):
         line, = ax2.plot(eps, ratio, label=rf"$\gamma = {g:g}$")
         if fail <= eps.max():
             ax2.axvline(fail, color=line.get_color(), ls=":", lw=1)
@@ -81,9 +81,9 @@ def proposition4_figure(p4: Mapping[str, Any], Ne_values: Sequence[int], K_value
     import matplotlib.pyplot as plt
 
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    for ne, row in zip(Ne_values, p4["eps_vs_K"]):
+    for ne, row in zip(Ne_values, p4["eps_vs_K"], strict=False):
         ax1.plot(p4["K"], row, label=rf"$N_e = {ne}$")
-    for k, row in zip(K_values, p4["eps_vs_Ne"]):
+    for k, row in zip(K_values, p4["eps_vs_Ne"], strict=False):
         ax2.plot(p4["Ne"], row, label=rf"$K = {k}$")
     for ax, xlabel in ((ax1, "rounds K"), (ax2, r"local steps $N_e$")):
         ax.axhline(p4["ceiling"], color="k", ls="--", lw=0.9, label=r"limit $K N_e \to \infty$")

@@ -5,7 +5,7 @@ Proposition 1 on the logistic problems of §VII, through the Jacobian of one rou
 For every ``(setup, smoothness, rho, Ne)`` of the grid, ``max_s ||J_T(s)||_2`` over the sampled
 states (a lower bound of the round's Lipschitz constant) is compared with ``||S||_2`` (printed)
 and ``||S~||_2`` (corrected), where ``S`` is stable. Kept apart from
-:mod:`fedrepro.fedplt.theory` so that the other stored theory results do not depend on this
+:mod:`fedrepro.chapters.fedplt.theory.checks` so that the other stored theory results do not depend on this
 module's source.
 """
 
@@ -38,6 +38,7 @@ class JacobianConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "theory-jacobian"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.theory_jacobian:JacobianConfig"  # its random streams: unchanged by moves
     verify_rtol: ClassVar[float] = 1e-7
     verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
         ("result.units.*.evaluations", None, None),
@@ -62,7 +63,7 @@ class JacobianConfig(ExperimentConfig):
     lengths: tuple[float, ...] = (1.0, 10.0, 100.0)
 
     @classmethod
-    def for_profile(cls, profile: str) -> "JacobianConfig":
+    def for_profile(cls, profile: str) -> JacobianConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", setups=("v2",), N=(3,), smoothness=("tight",), rhos=(0.1, 2.0),
@@ -76,7 +77,10 @@ def _units(config: JacobianConfig) -> list[str]:
 
 def _run_unit(config: JacobianConfig, unit: str) -> dict[str, Any]:
     from fedrepro.fedplt.checks.jacobian import (
-        JacobianInstance, StateSampling, check_proposition1_logistic, max_jacobian_norm,
+        JacobianInstance,
+        StateSampling,
+        check_proposition1_logistic,
+        max_jacobian_norm,
     )
 
     setup, smoothness = unit.split("--")

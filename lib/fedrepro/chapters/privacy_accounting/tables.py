@@ -112,3 +112,22 @@ def calibration_looseness(cal: Mapping[str, Any], epsilon: float) -> dict[str, f
     fedpaq = np.asarray(cal["fedpaq_paper_sigma"])[:, col] / np.asarray(cal["fedpaq_exact_sigma"])[:, col]
     return {"plain_min": float(min(plain)), "plain_max": float(max(plain)),
             "fedpaq_min": float(fedpaq.min()), "fedpaq_max": float(fedpaq.max())}
+
+
+def accountant_lines(curve: Mapping[str, Any], q: float = 0.015, sigma: float = 1.1,
+                     delta: float = 1e-5) -> list[str]:
+    """At each step count of the PLD reference: ε by the basic RDP conversion (orders 2..64),
+    the improved conversion on the authors' code's orders, and the PLD accountant (3 digits)."""
+    from fedrepro.privacy import rdp
+
+    lines = []
+    for t, pld in zip(curve["pld_steps"], curve["pld"], strict=True):
+        basic = budget.epsilon_after_steps(float(t), q, sigma, delta, conversion="basic")[0]
+        improved = budget.epsilon_after_steps(float(t), q, sigma, delta, rdp.ALIDPFL_CODE_ORDERS, "improved")[0]
+        lines.append(f"T = {int(t):5d}   basic {sig3(basic):>6}   improved {sig3(improved):>6}   PLD {sig3(pld):>6}")
+    return lines
+
+
+def epsilon_at_steps(steps: float, q: float, sigma: float, delta: float) -> float:
+    """ε spent after ``steps`` steps (basic conversion, orders 2..64), as the paper's recipe."""
+    return float(budget.epsilon_after_steps(float(steps), q, sigma, delta)[0])

@@ -180,7 +180,7 @@ def paper_calibration_failure_epsilon(
     if excess(low) > 0:
         raise ValueError(f"eq. (16) already fails at eps0 = 1 (gamma={gamma}, delta={delta})")
     grid = np.linspace(low, epsilon_max, 400)
-    for a, b in zip(grid[:-1], grid[1:]):
+    for a, b in zip(grid[:-1], grid[1:], strict=False):
         if excess(b) > 0:
             return float(brentq(excess, a, b, xtol=1e-12, rtol=1e-12))
     raise ValueError(f"eq. (16) stays valid up to epsilon_max={epsilon_max} (gamma={gamma})")

@@ -95,6 +95,7 @@ class ChecksConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "theory-checks"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.theory:ChecksConfig"  # its random streams: unchanged by moves
     verify_rtol: ClassVar[float] = 1e-6
     verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
         ("result.units.*.adversarial_instance", None, None),
@@ -118,7 +119,7 @@ class ChecksConfig(ExperimentConfig):
     adversarial_expensive: tuple[int, int, int] = (8, 1, 12)
 
     @classmethod
-    def for_profile(cls, profile: str) -> "ChecksConfig":
+    def for_profile(cls, profile: str) -> ChecksConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", random_count=30, random_count_expensive=4,
@@ -180,6 +181,7 @@ class CounterexamplesConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "theory-counterexamples"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.theory:CounterexamplesConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     K_curve: int = 40
@@ -187,7 +189,7 @@ class CounterexamplesConfig(ExperimentConfig):
     kappas: tuple[float, ...] = (2.0, 10.0)
 
     @classmethod
-    def for_profile(cls, profile: str) -> "CounterexamplesConfig":
+    def for_profile(cls, profile: str) -> CounterexamplesConfig:
         check_profile(profile)
         return cls(profile="quick", K_curve=12, ell_curve=30) if profile == "quick" else cls()
 
@@ -245,7 +247,7 @@ def proposition4_formula_properties(alpha: float = 2.0, L: float = 1.0, lam: flo
     resolves it (the bound below its limit by more than ``1e-9`` relative), a function of
     ``K Ne`` only, never above its limit; and the ADP epsilon (Lemma 5) non-decreasing in ``K``
     and ``Ne`` and converging to its limit."""
-    from fedrepro.privacy.fedplt import lemma5_rdp_to_dp, proposition4_limit, proposition4_rdp_bound
+    from fedrepro.fedplt.privacy_bounds import lemma5_rdp_to_dp, proposition4_limit, proposition4_rdp_bound
 
     Ks = [10 ** j for j in range(7)]
     Nes = list(range(1, 101))
@@ -287,6 +289,7 @@ class StabilityConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "theory-stability"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.theory:StabilityConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     draws: int = 20000
@@ -294,7 +297,7 @@ class StabilityConfig(ExperimentConfig):
     Ne_max: int = 40
 
     @classmethod
-    def for_profile(cls, profile: str) -> "StabilityConfig":
+    def for_profile(cls, profile: str) -> StabilityConfig:
         check_profile(profile)
         return cls(profile="quick", draws=2000, n_rho=21, Ne_max=20) if profile == "quick" else cls()
 
@@ -365,6 +368,7 @@ class RateConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "theory-rate"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.theory:RateConfig"  # its random streams: unchanged by moves
     verify_rtol: ClassVar[float] = 1e-4
     verify_note: ClassVar[str] = (
         "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
@@ -377,7 +381,7 @@ class RateConfig(ExperimentConfig):
     K: int = 400
 
     @classmethod
-    def for_profile(cls, profile: str) -> "RateConfig":
+    def for_profile(cls, profile: str) -> RateConfig:
         check_profile(profile)
         return cls(profile="quick", N=20, rhos=(0.3, 1.0), Nes=(1, 5), K=200) if profile == "quick" else cls()
 
@@ -519,7 +523,7 @@ def figure_ratios(checks_result: dict[str, Any]) -> Figure:
 
     fig, ax = plt.subplots(figsize=(8, 0.32 * len(STATEMENT_ORDER) + 1))
     rng = np.random.default_rng(0)  # vertical jitter of the dots only
-    for row, (s, v, label) in enumerate(STATEMENT_ORDER):
+    for row, (s, v, _label) in enumerate(STATEMENT_ORDER):
         u = checks_result["units"][_unit(s, v)]
         r = np.asarray(u["ratios"], dtype=float)
         r = r[np.isfinite(r) & (r > 0)]
@@ -543,7 +547,7 @@ def figure_proposition1(checks_result: dict[str, Any]) -> Figure:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
-    for ax, (name, title) in zip(axes, (("proposition1", "Proposition 1"), ("proposition3", "Proposition 3"))):
+    for ax, (name, title) in zip(axes, (("proposition1", "Proposition 1"), ("proposition3", "Proposition 3")), strict=False):
         for variant, colour in (("paper", "#c62828"), ("corrected", "#1565c0")):
             u = checks_result["units"][_unit(name, variant)]
             ok = np.isfinite(u["ratios"])
@@ -569,7 +573,7 @@ def figure_lemma8(ce_result: dict[str, Any]) -> Figure:
     keys = [k for k in ce_result if k.startswith("lemma8-curve-")]
     fig, axes = plt.subplots(1, len(keys), figsize=(4.5 * len(keys), 3.4))
     axes = np.atleast_1d(axes)
-    for ax, key in zip(axes, keys):
+    for ax, key in zip(axes, keys, strict=False):
         c = ce_result[key]
         kappa = float(key.rsplit("-", 1)[1])
         scale = (1 - 1 / math.sqrt(kappa)) ** c["ell"].astype(float)
@@ -595,7 +599,7 @@ def figure_proposition4(ce_result: dict[str, Any]) -> Figure:
     labels = {"agent": r"released model $x_{i,K}$", "models": r"all models $\mathbf{x}_K$",
               "state": r"state $(\mathbf{x}_K, \mathbf{z}_K)$", "transcript": r"messages $z_1..z_K$ and $\mathbf{x}_K$"}
     fig, ax = plt.subplots(figsize=(6, 3.6))
-    for view, style in zip(labels, ("-", "--", "-.", ":")):
+    for view, style in zip(labels, ("-", "--", "-.", ":"), strict=False):
         ax.plot(c["K"], c[view], ls=style, label=labels[view])
     ax.plot(c["K"], c["bound"], color="black", lw=1.5, label="Proposition 4 bound")
     ax.set_xlabel("rounds $K$")
@@ -615,7 +619,7 @@ def figure_stability(stab: dict[str, Any]) -> Figure:
 
     fig, axes = plt.subplots(1, 2, figsize=(9, 3.4), sharey=True)
     cmap = ListedColormap(["#eeeeee", "#90caf9", "#1565c0"])
-    for ax, key in zip(axes, ("paper", "corrected")):
+    for ax, key in zip(axes, ("paper", "corrected"), strict=False):
         level = (stab[f"radius_{key}"] < 1).astype(int) + (stab[f"norm_{key}"] < 1).astype(int)
         ax.pcolormesh(stab["rho"], stab["Ne"], level.T, cmap=cmap, vmin=0, vmax=2, shading="nearest")
         ax.set_xscale("log")
@@ -635,7 +639,7 @@ def figure_rate(rate: dict[str, Any]) -> Figure:
 
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
     colours = plt.cm.viridis(np.linspace(0, 0.85, len(rate["Ne"])))
-    for e, (Ne, col) in enumerate(zip(rate["Ne"], colours)):
+    for e, (Ne, col) in enumerate(zip(rate["Ne"], colours, strict=False)):
         ax.plot(rate["rho"], rate["rate_xz"][:, e], "o-", color=col, label=f"empirical, Ne={int(Ne)}")
         ax.plot(rate["rho"], rate["S_norm_corrected"][:, e], "s:", color=col, ms=3)
         ax.plot(rate["rho"], rate["S_norm_corrected_tight"][:, e], "^--", color=col, ms=3, lw=0.7)

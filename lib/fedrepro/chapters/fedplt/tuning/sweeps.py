@@ -21,7 +21,7 @@ Experiments (each a frozen :class:`~fedrepro.core.cache.ExperimentConfig` with a
   ``grid_search`` results (not recomputed).
 
 Empirical rate (spec §9.7): ``exp`` of the slope of ``log e_k`` against ``k`` over the
-window ``1e-12 <= e_k / e_0 <= 1e-3`` (:func:`fedrepro.fedplt.theory.fit_rate`), with
+window ``1e-12 <= e_k / e_0 <= 1e-3`` (:func:`fedrepro.chapters.fedplt.theory.checks.fit_rate`), with
 ``e_k = ||xbar_k - x*||`` (the model, the quantity the batched engine records). Runs with a
 rate close to one do not reach the window within ``K_max`` iterations; for them the fit uses
 the second half of the run (:func:`empirical_rate`, which reports which window it used).
@@ -212,7 +212,7 @@ def empirical_rate(errors: Any, low: float = 1e-12, high: float = 1e-3) -> tuple
     of the recorded (finite) iterates (``"tail"``): for a rate close to one the run ends
     before the window; its second half is dominated by the slowest modes, and the fit there
     is slightly below the asymptotic rate when other slow modes are close to it."""
-    from fedrepro.fedplt.theory import fit_rate
+    from fedrepro.chapters.fedplt.theory.checks import fit_rate
 
     e = np.asarray(errors, dtype=float)
     if e.ndim != 1 or e.size < 1 or not e[0] > 0:
@@ -243,6 +243,7 @@ class V2SweepConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "tuning-v2-sweeps"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.sweeps:V2SweepConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     seed: int = 0
@@ -258,7 +259,7 @@ class V2SweepConfig(ExperimentConfig):
     K: int = 2000
 
     @classmethod
-    def for_profile(cls, profile: str) -> "V2SweepConfig":
+    def for_profile(cls, profile: str) -> V2SweepConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", N=20, Nes=(1, 5, 20), rhos=rho_lattice(-4, 6, 4),
@@ -287,7 +288,7 @@ def _run_v2_sweeps(config: V2SweepConfig) -> dict[str, Any]:
     for e, Ne in enumerate(config.Nes):
         grid = np.union1d(rhos, dense) if Ne == config.dense_Ne else rhos
         run = run_batched(FedPLT(problem, Ne=int(Ne), rho=grid), K=config.K, tol=config.tol, drop_finished=True)
-        K_of = dict(zip(grid.tolist(), run.iterations_to_tol.tolist()))
+        K_of = dict(zip(grid.tolist(), run.iterations_to_tol.tolist(), strict=False))
         K_grid[e] = [K_of[r] for r in rhos.tolist()]
         if Ne == config.dense_Ne:
             K_dense = np.array([K_of[r] for r in dense.tolist()], dtype=np.int64)
@@ -389,7 +390,7 @@ def table_viii_text() -> str:
     """The paper's Table VIII decoded against its Tables II, III and IX
     (:func:`table_viii_consistency`)."""
     c = table_viii_consistency()
-    viii = ", ".join(f"rho={sig3(float(r))}: {sig3(float(k))}" for r, k in zip(c["rho"], c["K_viii"]))
+    viii = ", ".join(f"rho={sig3(float(r))}: {sig3(float(k))}" for r, k in zip(c["rho"], c["K_viii"], strict=False))
     return (f"paper K* decoded from Table VIII (Ne=5, tC=10): {viii}\n"
             f"paper K* decoded from the Fed-PLT cells of Tables II, III and IX at Ne=5 (rho tuned): "
             f"{', '.join(sig3(float(k)) for k in c['K_tuned_values'])} ({len(c['K_tuned'])} cells)\n"
@@ -480,7 +481,7 @@ def figure_v2_ne(result: Mapping[str, Any]) -> Figure:
     ax.legend(frameon=False, fontsize=8)
     ax = axes[1]
     colours = plt.cm.viridis(np.linspace(0, 0.85, len(result["tCs"])))
-    for tC, col in zip(result["tCs"], colours):
+    for tC, col in zip(result["tCs"], colours, strict=False):
         ax.plot(Nes, time_of(Kt, Nes, float(tC), result["tG"], result["N"]), "o-", color=col,
                 label=f"$t_C$={sig3(float(tC))}")
         p = paper[np.isclose(paper["tC"], float(tC))].sort_values("Ne")
@@ -507,6 +508,7 @@ class DriftConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "tuning-v2-drift"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.sweeps:DriftConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     seed: int = 0
@@ -517,7 +519,7 @@ class DriftConfig(ExperimentConfig):
     K: int = 3000
 
     @classmethod
-    def for_profile(cls, profile: str) -> "DriftConfig":
+    def for_profile(cls, profile: str) -> DriftConfig:
         check_profile(profile)
         return cls(profile="quick", N=20, Nes=(1, 5, 50), K=1000) if profile == "quick" else cls()
 
@@ -577,6 +579,7 @@ class V1RatesConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "tuning-v1-rates"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.sweeps:V1RatesConfig"  # its random streams: unchanged by moves
     verify_rtol: ClassVar[float] = 1e-4
     verify_note: ClassVar[str] = (
         "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
@@ -593,7 +596,7 @@ class V1RatesConfig(ExperimentConfig):
     K: int = 1000
 
     @classmethod
-    def for_profile(cls, profile: str) -> "V1RatesConfig":
+    def for_profile(cls, profile: str) -> V1RatesConfig:
         check_profile(profile)
         if profile == "quick":
             return cls(profile="quick", fig2_rhos=rho_lattice(-4, 4, 2),
@@ -707,7 +710,7 @@ def v1_rates_summary(result: Mapping[str, Any]) -> dict[str, Any]:
     prox_rhos, prox = np.asarray(result["prox_rhos"]), np.asarray(result["prox_rate"])
     i, j, z = int(np.nanargmin(rate)), int(np.nanargmin(prox)), int(np.argmin(result["zeta"]))
     common = [(float(r), float(rate[np.argmin(np.abs(np.log(rhos / r)))]), float(p))
-              for r, p in zip(prox_rhos, prox) if np.min(np.abs(np.log(rhos / r))) < 1e-9]
+              for r, p in zip(prox_rhos, prox, strict=False) if np.min(np.abs(np.log(rhos / r))) < 1e-9]
     faster = [r for r, g, p in common if g < p - RATE_RESOLUTION]
     return {
         "fig2_argmin_rho": float(rhos[i]), "fig2_min_rate": float(rate[i]),
@@ -817,13 +820,13 @@ ALGORITHM_ORDER: tuple[str, ...] = ("FedPD", "FedLin", "TAMUNA", "LED", "5GCS", 
 def sensitivity(profile: str = "paper") -> dict[str, Any]:
     """Mean ``K*`` of every algorithm over its whole tuning grid in the v2 Table II convex
     setting (``N_e = 5``, GD, full participation), read from the comparison chapter's tuning
-    (:func:`fedrepro.fedplt.experiments.comparison.load_comparison`; nothing is recomputed
+    (:func:`fedrepro.chapters.fedplt.comparison.experiments.load_comparison`; nothing is recomputed
     here). The grid points are rebuilt from each class's ``tuning_grid`` on the same problem;
     points that did not reach the tolerance within the tuning cap have ``mean_K = inf``.
     Returns ``{"algorithms", "Ne", name: {"keys", "values", "mean_K", "best", "cap",
     "trials"}}``."""
+    from fedrepro.chapters.fedplt.comparison import experiments as comparison
     from fedrepro.fedplt.baselines import algorithm_class
-    from fedrepro.fedplt.experiments import comparison
     from fedrepro.fedplt.tuning import grid_points
     from fedrepro.problems.logistic import logistic_v2
 
@@ -877,7 +880,7 @@ def sensitivity_frame(result: Mapping[str, Any]) -> pd.DataFrame:
         entry = result[name]
         mean_K = np.asarray(entry["mean_K"])
         best = float(mean_K[int(entry["best"])])
-        chosen = ", ".join(f"{k}={sig3(float(v))}" for k, v in zip(entry["keys"], entry["values"][int(entry["best"])]))
+        chosen = ", ".join(f"{k}={sig3(float(v))}" for k, v in zip(entry["keys"], entry["values"][int(entry["best"])], strict=False))
         widths = []
         for key, (vals, mk) in _slices(entry).items():
             ok = mk <= 1.2 * best
@@ -907,11 +910,11 @@ def figure_sensitivity(result: Mapping[str, Any]) -> Figure:
     cols = 3
     rows = math.ceil(len(names) / cols)
     fig, axes = plt.subplots(rows, cols, figsize=(10, 3.0 * rows), sharey=True, squeeze=False)
-    for ax, name in zip(axes.flat, names):
+    for ax, name in zip(axes.flat, names, strict=False):
         entry = result[name]
         cap = float(entry["cap"])
         best_vals = np.asarray(entry["values"])[int(entry["best"])]
-        for (key, (vals, mk)), bv in zip(_slices(entry).items(), best_vals):
+        for (key, (vals, mk)), bv in zip(_slices(entry).items(), best_vals, strict=False):
             x = vals / bv if bv > 0 else vals
             y = np.where(np.isfinite(mk), mk, np.nan)
             line = ax.plot(x, y, "o-", ms=3, label=key)[0]

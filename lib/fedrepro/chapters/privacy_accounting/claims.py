@@ -34,7 +34,8 @@ import numpy as np
 from scipy.special import gammaln, logsumexp
 
 from fedrepro.core.cache import ExperimentConfig, load_or_run
-from fedrepro.privacy import amplification, gaussian, subsampled
+from fedrepro.dpfedpaq import amplification
+from fedrepro.privacy import gaussian, subsampled
 from fedrepro.privacy.rdp import ALIDPFL_PAPER_ORDERS
 from fedrepro.privacy.validate import check_delta, check_orders, check_positive, check_sampling_rate
 from fedrepro.report.book import check_profile
@@ -180,9 +181,9 @@ def per_round_check(target_epsilons: Sequence[float], gammas: Sequence[float], d
     sigma = np.array([[amplification.paper_noise_std(e, delta, 1.0, g) for e in target_epsilons]
                       for g in gammas])
     exact = np.array([[subsampled.subsampled_gaussian_epsilon(delta, g, 1.0, s) for s in row]
-                      for g, row in zip(gammas, sigma)])
+                      for g, row in zip(gammas, sigma, strict=False)])
     composed = np.array([[subsampled.composed_epsilon(delta, g, 1.0, s, rounds, discretization) for s in row]
-                         for g, row in zip(gammas, sigma)])
+                         for g, row in zip(gammas, sigma, strict=False)])
     failure = np.array([amplification.paper_calibration_failure_epsilon(delta, g) for g in gammas])
     return {"sigma": sigma, "exact": exact, "composed": composed, "failure_epsilon": failure,
             "failure_epsilon0": failure / (2 * np.asarray(gammas, dtype=float))}
@@ -216,6 +217,7 @@ class MechanismClaimsConfig(ExperimentConfig):
 
     part = "privacy"
     experiment = "dpfedpaq-mechanism-claims"
+    seed_name = "fedrepro.privacy.claims:MechanismClaimsConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     classical_epsilons: tuple[float, ...] = (0.1, 0.5, 0.9)

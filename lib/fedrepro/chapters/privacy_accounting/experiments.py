@@ -16,7 +16,9 @@ import numpy as np
 
 from fedrepro.core import rng
 from fedrepro.core.cache import ExperimentConfig, load_or_run
-from fedrepro.privacy import amplification, budget, conversion, fedplt, gaussian, rdp
+from fedrepro.dpfedpaq import amplification
+from fedrepro.fedplt import privacy_bounds as fedplt
+from fedrepro.privacy import budget, conversion, gaussian, rdp
 from fedrepro.report.book import check_profile
 
 __all__ = [
@@ -55,6 +57,7 @@ class IterationCountsConfig(ExperimentConfig):
 
     part = "privacy"
     experiment = "alidpfl-iteration-counts"
+    seed_name = "fedrepro.privacy.experiments:IterationCountsConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     q: float = 0.015
@@ -104,6 +107,7 @@ class EpsilonCurveConfig(ExperimentConfig):
 
     part = "privacy"
     experiment = "alidpfl-epsilon-curve"
+    seed_name = "fedrepro.privacy.experiments:EpsilonCurveConfig"  # its random streams: unchanged by moves
     verify_rtol = 1e-7
     verify_note = ("the PLD column is dp-accounting's FFT-based privacy-loss-distribution accountant, "
                    "whose result moves by up to 7e-10 relative between machines")
@@ -170,6 +174,7 @@ class CalibrationConfig(ExperimentConfig):
 
     part = "privacy"
     experiment = "dpfedpaq-calibration"
+    seed_name = "fedrepro.privacy.experiments:CalibrationConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     deltas: tuple[float, ...] = (1e-5, 1e-4)
@@ -207,7 +212,7 @@ def run_calibration(cfg: CalibrationConfig) -> dict[str, Any]:
     out["fedpaq_exact_sigma"] = np.array([[amplification.exact_noise_std(e, d, 1.0, g)
                                            for e in cfg.table_epsilons] for g in cfg.gammas])
     out["fedpaq_realized"] = np.array([[amplification.realized_epsilon(s, d, 1.0, g)
-                                        for s in row] for g, row in zip(cfg.gammas, out["fedpaq_paper_sigma"])])
+                                        for s in row] for g, row in zip(cfg.gammas, out["fedpaq_paper_sigma"], strict=False)])
     out["chain_threshold"] = amplification.CHAIN_THRESHOLD
     return out
 
@@ -226,6 +231,7 @@ class Proposition4Config(ExperimentConfig):
 
     part = "privacy"
     experiment = "fedplt-proposition4"
+    seed_name = "fedrepro.privacy.experiments:Proposition4Config"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     L: float = 1.0
@@ -281,6 +287,7 @@ class Lemma5CheckConfig(ExperimentConfig):
 
     part = "privacy"
     experiment = "fedplt-lemma5-check"
+    seed_name = "fedrepro.privacy.experiments:Lemma5CheckConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     alpha_range: tuple[float, float] = (1.05, 256.0)
@@ -305,7 +312,7 @@ def run_lemma5_check(cfg: Lemma5CheckConfig) -> dict[str, Any]:
     from fedrepro.fedplt.checks.privacy import Lemma5Instance, check_lemma5
 
     log_ratio = np.array([check_lemma5(Lemma5Instance(a, 1.0, s, d)).details["log_ratio"]
-                          for a, s, d in zip(alpha, noise, delta)])
+                          for a, s, d in zip(alpha, noise, delta, strict=False)])
     worst = int(np.argmax(log_ratio))
     return {
         "n_draws": n,

@@ -32,15 +32,15 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from fedrepro.core.cache import ExperimentConfig, load_or_run
-from fedrepro.core.rng import generator
-from fedrepro.core.validate import check_int, check_positive
-from fedrepro.fedplt.experiments.participation import (
+from fedrepro.chapters.fedplt.participation_privacy.participation import (
     s_norms,
     state_errors,
     tuned_rho,
     tuned_rho_by_rate,
 )
+from fedrepro.core.cache import ExperimentConfig, load_or_run
+from fedrepro.core.rng import generator
+from fedrepro.core.validate import check_positive
 from fedrepro.report.book import check_profile, sig3
 
 if TYPE_CHECKING:
@@ -81,6 +81,7 @@ class NoiseConfig(ExperimentConfig):
 
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-noise"
+    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.noise:NoiseConfig"  # its random streams: unchanged by moves
 
     profile: str = "paper"
     version: str = "v2"
@@ -101,7 +102,7 @@ class NoiseConfig(ExperimentConfig):
         return base if self.profile == "paper" else f"{base}-{self.profile}"
 
     @classmethod
-    def for_profile(cls, profile: str, version: str = "v2") -> "NoiseConfig":
+    def for_profile(cls, profile: str, version: str = "v2") -> NoiseConfig:
         check_profile(profile)
         if version not in _TABLES:
             raise ValueError(f"version must be 'v2' or 'v1', got {version!r}")
@@ -383,7 +384,7 @@ def _table(profile: str, version: str) -> pd.DataFrame:
     r = load_noise(profile, version)
     q, reading, _ = identify_quantity(r)
     v_all, p_all = _paper(version)
-    paper = dict(zip(v_all, p_all))
+    paper = dict(zip(v_all, p_all, strict=False))
     rows = []
     ours = floor_values(r, q, "variance")
     ours_std = floor_values(r, q, "std")
