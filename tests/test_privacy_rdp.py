@@ -90,8 +90,10 @@ def _fractional_mpmath(q: float, sigma: float, alpha: float) -> float:
 def test_fractional_orders_at_large_sigma_equal_high_precision_quadrature(q, sigma, alpha):
     """Large σ: the signed series sums terms of size ~1 to A_α − 1 ≈ 1e-10 or less and
     loses its digits (it used to return values off by up to 100 %, negative ones, or fail to
-    converge); the value must still be the exact one. 1e-9 relative against 50 digits."""
-    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(_fractional_mpmath(q, sigma, alpha), rel=1e-9)
+    converge); the value must still be the exact one. 1e-11 relative against 50 digits (and
+    no absolute slack: the values are as small as 1e-21)."""
+    expected = _fractional_mpmath(q, sigma, alpha)
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(expected, rel=1e-11, abs=0)
 
 
 def test_fractional_orders_between_integer_orders():
