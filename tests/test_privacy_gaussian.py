@@ -21,7 +21,7 @@ def _delta_mp(eps: float, sens: float, sigma: float) -> float:
                                             (20.0, 2.0, 0.5), (0.01, 1.0, 50.0), (3.0, 1.0, 2.0)])
 def test_analytic_delta_equals_high_precision_formula(eps, sens, sigma):
     # 1e-9 relative: log-CDF evaluation keeps relative accuracy even for tiny δ (60-digit reference).
-    assert gaussian.analytic_gaussian_delta(eps, sens, sigma) == pytest.approx(_delta_mp(eps, sens, sigma), rel=1e-9)
+    assert gaussian.analytic_gaussian_delta(eps, sens, sigma) == pytest.approx(_delta_mp(eps, sens, sigma), rel=1e-9, abs=0)
 
 
 def test_analytic_delta_at_zero_and_decreasing():
@@ -38,7 +38,7 @@ def test_analytic_delta_at_zero_and_decreasing():
 def test_analytic_sigma_is_the_smallest_valid_noise(eps, delta):
     sigma = gaussian.analytic_gaussian_sigma(eps, delta, 1.0)
     # 1e-8 relative: the root finder solves log δ(σ) = log δ to ~1e-13 in log σ.
-    assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma) == pytest.approx(delta, rel=1e-8)
+    assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma) == pytest.approx(delta, rel=1e-8, abs=0)
     assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma * 0.999) > delta
     # scaling: σ is proportional to the sensitivity (1e-10 relative).
     assert gaussian.analytic_gaussian_sigma(eps, delta, 3.0) == pytest.approx(3 * sigma, rel=1e-10)
@@ -48,7 +48,7 @@ def test_analytic_epsilon_inverts_delta():
     for sigma in (0.5, 2.0, 10.0):
         eps = gaussian.analytic_gaussian_epsilon(1e-5, 1.0, sigma)
         # 1e-8 relative: root finding on log δ(ε).
-        assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma) == pytest.approx(1e-5, rel=1e-8)
+        assert gaussian.analytic_gaussian_delta(eps, 1.0, sigma) == pytest.approx(1e-5, rel=1e-8, abs=0)
 
 
 def test_classical_calibration_is_valid_below_one():
