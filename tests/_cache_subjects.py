@@ -160,3 +160,10 @@ class PaperProfileConfig(ExperimentConfig):
     part = "toy"
     experiment = "paper-profile"
     profile: str = "paper"
+
+
+def thread_settings(cfg, unit: str) -> dict:
+    """What a worker process sees: its BLAS thread limit and its own executor setting."""
+    import numpy  # noqa: F401 - imported after the limits are in the environment
+
+    return {"blas": os.environ.get("OPENBLAS_NUM_THREADS"), "workers": os.environ.get("FEDREPRO_WORKERS")}

@@ -17,7 +17,7 @@ def test_proposition4_is_the_papers_expression():
     alpha, L, lam, tau, q, gamma, K, Ne = 3.0, 2.0, 0.4, 0.5, 100, 0.2, 30, 5
     expected = alpha * L**2 / (lam * tau**2 * q**2) * (1 - math.exp(-lam * gamma * K * Ne / 2))
     # 1e-13 relative: same expression, expm1 form.
-    assert fedplt.proposition4_rdp_bound(alpha, L, lam, tau, q, gamma, K, Ne) == pytest.approx(expected, rel=1e-13)
+    assert fedplt.proposition4_rdp_bound(alpha, L, lam, tau, q, gamma, K, Ne) == pytest.approx(expected, rel=1e-13, abs=0)
 
 
 def test_proposition4_grows_with_rounds_and_saturates():

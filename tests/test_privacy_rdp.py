@@ -43,13 +43,71 @@ def test_order_two_matches_closed_form_for_tiny_rdp(q, sigma):
     # A_2 = 1 + q²(e^{1/σ²} − 1) exactly, so RDP(2) = log1p(q² expm1(1/σ²)).
     expected = math.log1p(q * q * math.expm1(1 / sigma**2))
     # 1e-13 relative: the positive-terms form of eq. (17) loses no digits to cancellation.
-    assert rdp.rdp_integer_order(q, sigma, 2) == pytest.approx(expected, rel=1e-13)
+    assert rdp.rdp_integer_order(q, sigma, 2) == pytest.approx(expected, rel=1e-13, abs=0)
 
 
 def test_full_batch_is_the_gaussian_mechanism():
     for alpha in (2, 64, 512):
         # 1e-12 relative: q = 1 leaves a single term, exp((α²−α)/(2σ²)).
         assert rdp.rdp_integer_order(1.0, 0.3, alpha) == pytest.approx(alpha / (2 * 0.3**2), rel=1e-12)
+
+
+@pytest.mark.parametrize("sigma", [0.3, 1.1, 4.0])
+def test_full_batch_fractional_order_is_the_gaussian_mechanism(sigma):
+    """q = 1 at non-integer orders: the Gaussian mechanism's RDP α/(2σ²) (Mironov 2017,
+    Prop. 7), a closed form independent of the code."""
+    for alpha in (1.5, 2.5, 7.25, 100.5):
+        expected = alpha / (2 * sigma**2)
+        # 1e-14 relative: one multiplication and one division.
+        assert rdp.rdp_fractional_order(1.0, sigma, alpha) == pytest.approx(expected, rel=1e-14)
+        assert rdp.rdp_sampled_gaussian(1.0, sigma, [alpha])[0] == pytest.approx(expected, rel=1e-14)
+
+
+def test_fractional_order_is_continuous_as_q_tends_to_one():
+    # q = 1 − 1e-9 goes through the series; it must approach the q = 1 closed form α/(2σ²)
+    # (1e-6 relative: the RDP moves by O(1e-9·α) relatively from q = 1).
+    for alpha in (1.5, 3.5):
+        assert rdp.rdp_fractional_order(1 - 1e-9, 0.8, alpha) == pytest.approx(alpha / (2 * 0.8**2), rel=1e-6)
+
+
+def _fractional_mpmath(q: float, sigma: float, alpha: float) -> float:
+    """RDP at a real order from A_α − 1 = E_z[(1 + u)^α − 1 − αu], u = q(e^{(2z−1)/(2σ²)} − 1),
+    z ~ N(0, σ²) (E[u] = 0), by 50-digit quadrature; the −1 − αu keeps the tiny A_α − 1 of
+    large σ resolved."""
+    mpmath.mp.dps = 50
+    qq, ss, aa = mpmath.mpf(q), mpmath.mpf(sigma), mpmath.mpf(alpha)
+
+    def integrand(t):
+        u = qq * mpmath.expm1((2 * ss * t - 1) / (2 * ss**2))
+        return mpmath.npdf(t) * ((1 + u) ** aa - 1 - aa * u)
+
+    excess = mpmath.quad(integrand, [-mpmath.inf, -10, 0, 10, 40, mpmath.inf])
+    return float(mpmath.log1p(excess) / (aa - 1))
+
+
+@pytest.mark.parametrize("q,sigma,alpha", [(0.5, 1e6, 1.5), (0.5, 1e5, 200.5), (0.01, 1e6, 4.5),
+                                           (1e-4, 1e3, 20.5), (0.001, 6.0, 1.05), (0.3, 1e10, 2.5)])
+def test_fractional_orders_at_large_sigma_equal_high_precision_quadrature(q, sigma, alpha):
+    """Large σ: the signed series sums terms of size ~1 to A_α − 1 ≈ 1e-10 or less and
+    loses its digits (it used to return values off by up to 100 %, negative ones, or fail to
+    converge); the value must still be the exact one. 1e-11 relative against 50 digits (and
+    no absolute slack: the values are as small as 1e-21)."""
+    expected = _fractional_mpmath(q, sigma, alpha)
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(expected, rel=1e-11, abs=0)
+
+
+def test_fractional_orders_between_integer_orders():
+    # RDP is non-decreasing in α (Mironov 2017, Prop. 10): the value at a fractional order
+    # lies between the integer orders around it, which eq. (17) gives independently of the
+    # fractional series — over a grid reaching tiny and huge σ.
+    for q in (1e-6, 0.01, 0.5, 0.99):
+        for sigma in (1e-3, 0.1, 1.0, 30.0, 1e4, 1e8):
+            for alpha in (2.5, 4.5, 100.5):
+                lo = rdp.rdp_integer_order(q, sigma, math.floor(alpha))
+                hi = rdp.rdp_integer_order(q, sigma, math.ceil(alpha))
+                value = rdp.rdp_fractional_order(q, sigma, alpha)
+                # 1e-9 relative slack for rounding
+                assert lo * (1 - 1e-9) <= value <= hi * (1 + 1e-9), (q, sigma, alpha, lo, value, hi)
 
 
 def test_large_orders_and_small_noise_stay_finite_and_monotone():
@@ -85,7 +143,7 @@ def test_fractional_orders_equal_numerical_integration(q, sigma, alpha):
     a_alpha = mpmath.quad(integrand, [-mpmath.inf, -5, 0, 5, 15, mpmath.inf])
     expected = float(mpmath.log(a_alpha) / (aa - 1))
     # 1e-10 relative: 30-digit quadrature of A_α = E_{μ0}[(μ/μ0)^α] is far more accurate.
-    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(expected, rel=1e-10)
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(expected, rel=1e-10, abs=0)
 
 
 @pytest.mark.parametrize("q,sigma", FRACTIONAL)
@@ -143,12 +201,65 @@ def test_basic_conversion_is_the_formula_and_never_below_improved():
 
 
 def test_conversion_vectorises_over_step_counts():
+    """ε and the optimal order for an array of step counts equal, row by row, the basic
+    conversion done by hand on dp-accounting's per-step RDP (an independent eq. 17), and
+    the improved one equals dp-accounting's own conversion; the scalar calls agree."""
     orders = np.array(rdp.ALIDPFL_CODE_ORDERS, dtype=float)
     per_step = rdp.rdp_sampled_gaussian(0.015, 1.1, orders)
+    ref_per_step = dpa._compute_rdp_poisson_subsampled_gaussian(0.015, 1.1, orders)
     steps = np.array([10.0, 100.0, 1000.0])
     eps, alpha = conversion.epsilon_basic(rdp.compose(per_step, steps), orders, 1e-5)
+    eps_imp, alpha_imp = conversion.epsilon_improved(rdp.compose(per_step, steps), orders, 1e-5)
+    assert eps.shape == alpha.shape == steps.shape
     for i, t in enumerate(steps):
-        assert (eps[i], alpha[i]) == conversion.epsilon_basic(rdp.compose(per_step, t), orders, 1e-5)
+        by_hand = t * ref_per_step + math.log(1e5) / (orders - 1)  # Mironov 2017, Prop. 3
+        # 1e-9 relative: the two per-step RDPs agree to 1e-10.
+        assert eps[i] == pytest.approx(np.min(by_hand), rel=1e-9) and alpha[i] == orders[np.argmin(by_hand)]
+        scalar = conversion.epsilon_basic(rdp.compose(per_step, t), orders, 1e-5)
+        assert scalar[0] == pytest.approx(np.min(by_hand), rel=1e-9) and scalar[1] == alpha[i]
+        ref_eps, ref_order = dpa.compute_epsilon(orders, t * ref_per_step, 1e-5)
+        assert eps_imp[i] == pytest.approx(ref_eps, rel=1e-9) and alpha_imp[i] == ref_order
+
+
+def test_improved_conversion_kl_branch_gives_zero():
+    """δ² > 1 − e^{−R(α)}: ε = 0 outright (δ ≤ sqrt(1 − e^{−KL}), KL ≤ R(α)), although the
+    Balle et al. formula alone is positive there: R = 0.08, α = 64, δ = 0.3."""
+    r, a, d = 0.08, 64.0, 0.3
+    formula = r + math.log1p(-1 / a) - (math.log(d) + math.log(a)) / (a - 1)
+    assert formula > 0.01 and d**2 > -math.expm1(-r)  # the case really is the branch
+    ref_eps, _ = dpa.compute_epsilon([a], [r], d)
+    assert ref_eps == 0
+    assert conversion.epsilon_improved([r], [a], d) == (0.0, a)
+
+
+def test_improved_conversion_between_delta_squared_and_delta():
+    """δ² < 1 − e^{−R(α)} < δ: the formula applies (no clipping to 0): R = 0.2, α = 64,
+    δ = 0.3; dp-accounting's conversion is the reference (1e-12 relative)."""
+    r, a, d = 0.2, 64.0, 0.3
+    assert d**2 < -math.expm1(-r) < d
+    ref_eps, ref_order = dpa.compute_epsilon([a], [r], d)
+    assert ref_eps > 0.1
+    eps, order = conversion.epsilon_improved([r], [a], d)
+    assert eps == pytest.approx(ref_eps, rel=1e-12) and order == ref_order
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_improved_conversion_equals_dp_accounting_at_large_delta(seed):
+    """Large δ and small RDP, where the KL branch and the clipping at 0 decide the answer;
+    dp-accounting's compute_epsilon is the reference (RDP curves from its own eq. 17)."""
+    gen = np.random.default_rng(200 + seed)
+    q = float(10 ** gen.uniform(-2, 0))
+    sigma = float(np.exp(gen.uniform(np.log(0.8), np.log(5))))
+    steps = int(gen.integers(1, 200))
+    delta = float(gen.uniform(0.05, 0.95))
+    curve = steps * dpa._compute_rdp_poisson_subsampled_gaussian(q, sigma, CODE_ORDERS)
+    ref_eps, ref_order = dpa.compute_epsilon(CODE_ORDERS, curve, delta)
+    eps, order = conversion.epsilon_improved(curve, CODE_ORDERS, delta)
+    # 1e-12 relative (absolute 1e-15 at ε = 0): the same formula on the same curve. At ε = 0
+    # several orders tie; dp-accounting then reports the one with the most negative
+    # unclipped formula, ours the first: the order is compared only where ε > 0.
+    assert eps == pytest.approx(ref_eps, rel=1e-12, abs=1e-15)
+    assert order == ref_order or ref_eps == 0
 
 
 @pytest.mark.parametrize("kwargs,name", [

@@ -407,3 +407,14 @@ def test_code_edited_while_a_result_computes_leaves_it_stale(tmp_path, results_d
     codehash.clear_cache()
     fresh, why = cache.is_fresh(cache.result_path(subject.C()))
     assert not fresh and "code hash" in why
+
+
+@pytest.mark.slow
+def test_workers_do_not_oversubscribe_the_cores(monkeypatch):
+    """N workers get cores // N BLAS threads each, and run nested experiments serially."""
+    monkeypatch.setenv("FEDREPRO_WORKERS", "2")
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    seen = dict(executors.map_units(subj.thread_settings, None, ["a", "b", "c"], progress=False))
+    expected = str(max(1, (os.cpu_count() or 1) // 2))
+    assert all(s == {"blas": expected, "workers": "1"} for s in seen.values()), seen
+    assert "OPENBLAS_NUM_THREADS" not in os.environ  # the parent's environment is restored

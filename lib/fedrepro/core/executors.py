@@ -125,9 +125,13 @@ def _processes(fn: UnitFunction, config: Any, units: list[str]):
     restarts = 0
     while remaining:
         broken = False
-        with _thread_limits(threads):
-            pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
-                                       initargs=(threads,))
+        # workers are spawned on submit (and again if one dies): the thread limits must be in
+        # the environment then, before a worker imports numpy; oversubscribed OpenBLAS threads
+        # busy-wait and can make a run several times slower
+        limits = _thread_limits(threads)
+        limits.__enter__()
+        pool = ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
+                                   initargs=(threads,))
         try:
             pending = {pool.submit(fn, config, unit): unit for unit in remaining}
             while pending and not broken:
@@ -143,6 +147,7 @@ def _processes(fn: UnitFunction, config: Any, units: list[str]):
                     yield unit, result
         finally:
             pool.shutdown(wait=True, cancel_futures=True)
+            limits.__exit__(None, None, None)
         if broken:
             restarts += 1
             if restarts > MAX_POOL_RESTARTS:

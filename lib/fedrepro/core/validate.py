@@ -1,7 +1,15 @@
 """Input checks shared by the whole library.
 
-Public functions validate their inputs with these helpers, so that a bad value raises
-:class:`ValueError` whose message names the parameter and its valid range.
+Public functions validate their inputs with these helpers, so that a bad value raises an
+exception whose message names the parameter and its valid range:
+
+* a value of the wrong type — a string (even a numeric-looking one such as ``"0.5"``), a
+  boolean, ``None``, a list where a number is expected — raises :class:`ParameterTypeError`,
+  a :class:`TypeError`;
+* a real number outside the valid range (or nan) raises :class:`ValueError`.
+
+:class:`ParameterTypeError` also derives from :class:`ValueError`, so that callers which
+caught the :class:`ValueError` these checks raised for such values before keep working.
 """
 
 from __future__ import annotations
@@ -12,6 +20,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "ParameterTypeError",
     "as_real",
     "check_finite",
     "check_int",
@@ -21,12 +30,44 @@ __all__ = [
 ]
 
 
+class ParameterTypeError(TypeError, ValueError):
+    """A parameter of the wrong type (a string, a boolean, ``None``, a sequence, ...).
+
+    A :class:`TypeError`; also a :class:`ValueError` for backward compatibility.
+    """
+
+
+def _type_name(value: Any) -> str:
+    return type(value).__name__
+
+
+def _reject_non_numeric(name: str, value: Any, what: str) -> None:
+    """Raise :class:`ParameterTypeError` for types that ``float()``/``int()`` would accept but
+    that are not numbers: strings and bytes (``float("0.5")``), booleans (``float(True)``),
+    and NumPy arrays of such dtypes; also ``None``."""
+    bad = value is None or isinstance(value, (str, bytes, bool, np.bool_))
+    if not bad and isinstance(value, np.ndarray):
+        bad = value.dtype.kind not in "iuf"
+    if not bad and isinstance(value, np.generic):
+        bad = not isinstance(value, (np.integer, np.floating))
+    if bad:
+        raise ParameterTypeError(f"{name} must be {what}, got {value!r} ({_type_name(value)})")
+
+
 def as_real(name: str, value: Any) -> float:
-    """``value`` as a float; raise if it is not a real number (or is nan)."""
+    """``value`` as a float; raise unless it is a real number (not nan).
+
+    Strings (even ``"0.5"``), booleans, ``None`` and other non-numbers raise
+    :class:`ParameterTypeError`; nan raises :class:`ValueError`.
+    """
+    _reject_non_numeric(name, value, "a real number")
     try:
         x = float(value)
+    except OverflowError:  # an integer beyond the float range
+        raise ValueError(f"{name} must be a real number within the float range, got {value!r}") from None
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a real number, got {value!r}") from None
+        raise ParameterTypeError(
+            f"{name} must be a real number, got {value!r} ({_type_name(value)})") from None
     if math.isnan(x):
         raise ValueError(f"{name} must be a real number, got nan")
     return x
@@ -36,7 +77,7 @@ def check_finite(name: str, value: Any) -> float:
     """``value`` as a float; raise unless it is in (-inf, inf)."""
     x = as_real(name, value)
     if not math.isfinite(x):
-        raise ValueError(f"{name} must be finite, got {value!r}")
+        raise ValueError(f"{name} must be finite, in (-inf, inf), got {value!r}")
     return x
 
 
@@ -44,7 +85,7 @@ def check_positive(name: str, value: Any, *, finite: bool = True) -> float:
     """``value`` as a float; raise unless it is in (0, inf) (or (0, inf] if not ``finite``)."""
     x = as_real(name, value)
     if not x > 0 or (finite and math.isinf(x)):
-        raise ValueError(f"{name} must be in (0, inf), got {value!r}")
+        raise ValueError(f"{name} must be in (0, {'inf)' if finite else 'inf]'}, got {value!r}")
     return x
 
 
@@ -72,19 +113,25 @@ def check_int(name: str, value: Any, low: int = 1, high: float = math.inf, *,
               strict: bool = True) -> int:
     """``value`` as an int; raise unless it is an integer in [low, high].
 
-    ``strict``: only Python or NumPy integers (never booleans) are accepted; otherwise a
-    float with an integral value (``5.0``) is accepted too.
+    ``strict``: only Python or NumPy integers are accepted (any float is the wrong type);
+    otherwise a float with an integral value (``5.0``) is accepted too. Booleans, strings
+    (``"5"``) and other non-numbers always raise :class:`ParameterTypeError`; values outside
+    [low, high] and, when not ``strict``, nan, inf and non-integral floats raise
+    :class:`ValueError`.
     """
-    if isinstance(value, (bool, np.bool_)):
-        ok = False
-    elif strict:
-        ok = isinstance(value, (int, np.integer))
+    rng = f">= {low}" if high == math.inf else f"in [{low}, {high}]"
+    _reject_non_numeric(name, value, f"an integer {rng}")
+    if isinstance(value, (int, np.integer)):
+        ok = True
+    elif strict:  # a float, even 2.0, is the wrong type here
+        raise ParameterTypeError(
+            f"{name} must be an integer {rng}, got {value!r} ({_type_name(value)})")
     else:
         try:
             ok = float(value).is_integer()
-        except (TypeError, ValueError):
-            ok = False
+        except (TypeError, ValueError, OverflowError):
+            raise ParameterTypeError(
+                f"{name} must be an integer {rng}, got {value!r} ({_type_name(value)})") from None
     if not ok or not low <= value <= high:
-        rng = f">= {low}" if high == math.inf else f"in [{low}, {high}]"
         raise ValueError(f"{name} must be an integer {rng}, got {value!r}")
     return int(value)

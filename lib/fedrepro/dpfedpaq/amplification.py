@@ -14,6 +14,10 @@ The last link of the chain needs e^{ε₀} − 1 ≤ 2ε₀, i.e. ε₀ ≤ :dat
 (≈ 1.2564), and the classical calibration needs ε₀ < 1; :func:`amplification_chain` and
 :func:`paper_calibration_conditions` report both. The exact alternative inverts the
 amplification and calibrates with the analytic Gaussian mechanism.
+
+Range: ε values in [0, inf] (inf where they exceed the float range), probabilities in
+(0, 1], noise σ in [0, inf] (0 or inf only where the exact value under- or overflows).
+Counts E, b, n are integers up to 2^53 (integral floats accepted).
 """
 
 from __future__ import annotations
@@ -24,6 +28,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import brentq
 
+from fedrepro.core.validate import check_int
+from fedrepro.privacy._numerics import brentq_clipped, log1p_expm1_over, log1p_times_expm1
 from fedrepro.privacy.gaussian import (
     analytic_gaussian_epsilon,
     analytic_gaussian_sigma,
@@ -55,14 +61,14 @@ def _check_gamma(gamma: float) -> float:
     return gamma
 
 
+_MAX_COUNT = 2**53
+
+
 def inclusion_probability(E: int, b: int, n: int) -> float:
     """Probability 1 − (1 − b/n)^E that a record is in one of E independent batches of b of n."""
-    if isinstance(E, bool) or int(E) != E or E < 1:
-        raise ValueError(f"E must be an integer >= 1, got {E!r}")
-    if isinstance(n, bool) or int(n) != n or n < 1:
-        raise ValueError(f"n must be an integer >= 1, got {n!r}")
-    if isinstance(b, bool) or int(b) != b or not 1 <= b <= n:
-        raise ValueError(f"b must be an integer in [1, n={n}], got {b!r}")
+    E = check_int("E", E, 1, _MAX_COUNT, strict=False)
+    n = check_int("n", n, 1, _MAX_COUNT, strict=False)
+    b = check_int(f"b (batch size, at most n={n})", b, 1, n, strict=False)
     return -math.expm1(E * math.log1p(-b / n)) if b < n else 1.0
 
 
@@ -72,7 +78,7 @@ def amplified_epsilon(epsilon0: float, probability: float) -> float:
     probability = check_positive("probability", probability)
     if probability > 1:
         raise ValueError(f"probability must be in (0, 1], got {probability!r}")
-    return math.log1p(probability * math.expm1(epsilon0))
+    return log1p_times_expm1(probability, epsilon0)
 
 
 @dataclass(frozen=True)
@@ -95,12 +101,12 @@ def amplification_chain(epsilon0: float, E: int, b: int, n: int) -> list[ChainSt
     """
     epsilon0 = check_nonnegative("epsilon0", epsilon0)
     p = inclusion_probability(E, b, n)
-    gamma = E * b / n
-    x = gamma * math.expm1(epsilon0)
+    gamma = int(E) * int(b) / int(n)
+    x = gamma * math.expm1(epsilon0) if epsilon0 < 709.78 else math.inf  # inf: overflow
     return [
-        ChainStep("log(1 + (1-(1-b/n)^E)(e^eps0 - 1))", math.log1p(p * math.expm1(epsilon0)),
+        ChainStep("log(1 + (1-(1-b/n)^E)(e^eps0 - 1))", log1p_times_expm1(p, epsilon0),
                   "b <= n", True),
-        ChainStep("log(1 + gamma (e^eps0 - 1))", math.log1p(x),
+        ChainStep("log(1 + gamma (e^eps0 - 1))", log1p_times_expm1(gamma, epsilon0),
                   "1-(1-b/n)^E <= gamma (Bernoulli's inequality)", p <= gamma * (1 + 1e-15)),
         ChainStep("gamma (e^eps0 - 1)", x, "log(1 + x) <= x", True),
         ChainStep("2 gamma eps0", 2 * gamma * epsilon0,
@@ -117,7 +123,11 @@ def paper_noise_std(epsilon: float, delta: float, sensitivity: float, gamma: flo
     gamma = _check_gamma(gamma)
     if delta >= gamma:
         raise ValueError(f"delta must be smaller than gamma={gamma} (δ₀ = δ/γ < 1), got {delta!r}")
-    return classical_gaussian_sigma(epsilon / (2 * gamma), delta / gamma, sensitivity)
+    sensitivity = check_positive("sensitivity", sensitivity)
+    eps0 = epsilon / (2 * gamma)
+    if eps0 == math.inf:
+        return 0.0  # σ = Δ·sqrt(2 ln(1.25/δ₀))/ε₀ underflows: ε₀ exceeds the float range
+    return classical_gaussian_sigma(eps0, delta / gamma, sensitivity)
 
 
 def paper_calibration_conditions(epsilon: float, gamma: float) -> dict[str, float | bool]:
@@ -143,7 +153,7 @@ def exact_noise_std(epsilon: float, delta: float, sensitivity: float, gamma: flo
     gamma = _check_gamma(gamma)
     if delta >= gamma:
         raise ValueError(f"delta must be smaller than gamma={gamma} (δ₀ = δ/γ < 1), got {delta!r}")
-    eps0 = math.log1p(math.expm1(epsilon) / gamma)
+    eps0 = log1p_expm1_over(epsilon, gamma)  # log(1 + (e^ε − 1)/γ), log space for large ε
     return analytic_gaussian_sigma(eps0, delta / gamma, sensitivity)
 
 
@@ -156,7 +166,7 @@ def realized_epsilon(sigma: float, delta: float, sensitivity: float, gamma: floa
     if delta >= gamma:
         raise ValueError(f"delta must be smaller than gamma={gamma} (δ₀ = δ/γ < 1), got {delta!r}")
     eps0 = analytic_gaussian_epsilon(delta / gamma, sensitivity, sigma)
-    return math.log1p(gamma * math.expm1(eps0))
+    return log1p_times_expm1(gamma, eps0)
 
 
 def paper_calibration_failure_epsilon(
@@ -170,11 +180,21 @@ def paper_calibration_failure_epsilon(
     """
     delta = check_delta(delta)
     gamma = _check_gamma(gamma)
+    sensitivity = check_positive("sensitivity", sensitivity)
     epsilon_max = check_positive("epsilon_max", epsilon_max)
+    if delta >= gamma:
+        raise ValueError(f"delta must be smaller than gamma={gamma} (δ₀ = δ/γ < 1), got {delta!r}")
+    if not epsilon_max > 2 * gamma:
+        raise ValueError(f"epsilon_max must exceed 2·gamma={2 * gamma} (ε₀ = 1, where the search "
+                         f"starts), got {epsilon_max!r}")
 
     def excess(eps: float) -> float:
-        return realized_epsilon(paper_noise_std(eps, delta, sensitivity, gamma), delta,
-                                sensitivity, gamma) - eps
+        sigma = paper_noise_std(eps, delta, sensitivity, gamma)
+        if sigma == 0.0:  # underflowed noise: no privacy
+            return math.inf
+        if sigma == math.inf:  # overflowed noise (huge sensitivity): ε = 0 is realised
+            return -eps
+        return realized_epsilon(sigma, delta, sensitivity, gamma) - eps
 
     low = 2 * gamma  # ε₀ = 1
     if excess(low) > 0:
@@ -182,5 +202,13 @@ def paper_calibration_failure_epsilon(
     grid = np.linspace(low, epsilon_max, 400)
     for a, b in zip(grid[:-1], grid[1:], strict=False):
         if excess(b) > 0:
-            return float(brentq(excess, a, b, xtol=1e-12, rtol=1e-12))
+            # A wide cell (huge epsilon_max: b − a > 1 and b > 2a) is first narrowed to
+            # [x, 2x] by doubling from its left end, so that Brent's method starts from a
+            # bracket of moderate width; other cells (the usual case) are used as they are.
+            if b - a > 1 and b > 2 * a:
+                hi = 2 * a
+                while hi < b and excess(hi) <= 0:
+                    a, hi = hi, 2 * hi
+                b = min(hi, b)
+            return brentq_clipped(excess, a, b, xtol=1e-12, rtol=1e-12)
     raise ValueError(f"eq. (16) stays valid up to epsilon_max={epsilon_max} (gamma={gamma})")

@@ -6,6 +6,9 @@ Training* (final version), §II-D and §VI.
 Notation clash: the paper writes both the Rényi order and the strong-convexity constant as
 λ (the latter underlined). Here the Rényi order is ``alpha`` and the strong-convexity
 constant of the local losses (Assumption 1) is ``lam``.
+
+Range: RDP and ε values in [0, inf] (inf where they exceed the float range); counts K and Ne
+are integers up to 2^63 (integral floats accepted).
 """
 
 from __future__ import annotations
@@ -13,7 +16,10 @@ from __future__ import annotations
 import math
 
 from fedrepro.core.validate import check_int
+from fedrepro.privacy._numerics import exp, log_inv, square
 from fedrepro.privacy.validate import check_delta, check_nonnegative, check_order, check_positive
+
+_MAX_COUNT = 2**63
 
 __all__ = [
     "lemma5_rdp_to_dp",
@@ -52,9 +58,23 @@ def proposition4_rdp_bound(
     tau = check_positive("tau", tau)
     q = check_positive("q", q)
     gamma = check_positive("gamma", gamma)
-    K = check_int("K", K, 0, strict=False)
-    Ne = check_int("Ne", Ne, 1, strict=False)
-    return alpha * L**2 / (lam * tau**2 * q**2) * -math.expm1(-lam * gamma * K * Ne / 2)
+    K = check_int("K", K, 0, _MAX_COUNT, strict=False)
+    Ne = check_int("Ne", Ne, 1, _MAX_COUNT, strict=False)
+    if K == 0:  # nothing released yet (and λγ may overflow: inf·0)
+        return 0.0
+    factor = -math.expm1(-lam * gamma * K * Ne / 2)
+    if factor == 0.0:  # λγKNe/2 below the float resolution
+        return 0.0
+    return _ceiling(alpha, L, lam, tau, q) * factor
+
+
+def _ceiling(alpha: float, L: float, lam: float, tau: float, q: float) -> float:
+    """αL²/(λτ²q²): the plain expression where numerator and denominator are in the float
+    range, else in log space (inf or 0 where the value itself over- or underflows)."""
+    num, den = alpha * square(L), lam * square(tau) * square(q)
+    if 0 < num < math.inf and 0 < den < math.inf:
+        return num / den
+    return exp(math.log(alpha) + 2 * math.log(L) - math.log(lam) - 2 * math.log(tau) - 2 * math.log(q))
 
 
 def proposition4_limit(alpha: float, L: float, lam: float, tau: float, q: int | float) -> float:
@@ -64,7 +84,7 @@ def proposition4_limit(alpha: float, L: float, lam: float, tau: float, q: int | 
     lam = check_positive("lam", lam)
     tau = check_positive("tau", tau)
     q = check_positive("q", q)
-    return alpha * L**2 / (lam * tau**2 * q**2)
+    return _ceiling(alpha, L, lam, tau, q)
 
 
 def lemma5_rdp_to_dp(rdp_epsilon: float, alpha: float, delta: float) -> float:
@@ -76,7 +96,7 @@ def lemma5_rdp_to_dp(rdp_epsilon: float, alpha: float, delta: float) -> float:
     rdp_epsilon = check_nonnegative("rdp_epsilon", rdp_epsilon)
     alpha = check_order(alpha, "alpha")
     delta = check_delta(delta)
-    return rdp_epsilon + math.log(1 / delta) / (alpha - 1)
+    return rdp_epsilon + log_inv(delta) / (alpha - 1)
 
 
 def proposition4_adp_epsilon(
@@ -87,11 +107,11 @@ def proposition4_adp_epsilon(
     Proposition 4 gives ε_RDP(α) = α·c with c = L²(1 − e^{−λγKNe/2})/(λτ²q²), so Lemma 5's
     α·c + log(1/δ)/(α − 1) is minimised at α* = 1 + sqrt(log(1/δ)/c), where it equals
     c + 2·sqrt(c·log(1/δ)). Returns ``(epsilon, alpha_star)``; for K = 0 (nothing released
-    yet) ``(0.0, inf)``.
+    yet) ``(0.0, inf)``; where c overflows, ``(inf, 1.0)`` (the limit α* → 1).
     """
     delta = check_delta(delta)
     c = proposition4_rdp_bound(2.0, L, lam, tau, q, gamma, K, Ne) / 2.0
     if c == 0.0:
         return 0.0, math.inf
-    log_inv_delta = math.log(1 / delta)
+    log_inv_delta = log_inv(delta)
     return c + 2 * math.sqrt(c * log_inv_delta), 1 + math.sqrt(log_inv_delta / c)

@@ -10,6 +10,9 @@ q = 0.015, σ = 1.1. Two answers are computed:
 
 ε(T) = min_α [T·R(α) + c(α)] is non-decreasing in T for both conversions (a minimum of
 non-decreasing functions), which is what makes both searches correct.
+
+Both return an integer ≥ 1, or raise :class:`ValueError` naming ``target_epsilon`` when the
+budget allows no step or is not exhausted within the search range.
 """
 
 from __future__ import annotations
@@ -18,9 +21,9 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from fedrepro.privacy.conversion import Conversion, epsilon_from_rdp
+from fedrepro.privacy.conversion import Conversion, check_conversion, epsilon_from_rdp
 from fedrepro.privacy.rdp import ALIDPFL_PAPER_ORDERS, compose, rdp_sampled_gaussian
-from fedrepro.privacy.validate import check_delta, check_positive
+from fedrepro.privacy.validate import MAX_ORDER, check_delta, check_orders, check_positive
 
 __all__ = ["epsilon_after_steps", "max_steps_bisection", "max_steps_exact"]
 
@@ -37,9 +40,11 @@ def epsilon_after_steps(
 ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """(ε, optimal order) after ``steps`` compositions (ALI-DPFL Theorem 3 for "basic").
 
-    ``steps`` may be real or an array of step counts (then arrays are returned).
+    ``steps`` may be real or an array of step counts (then arrays are returned). ε ∈ [0, inf].
     """
     delta = check_delta(delta)
+    check_conversion(conversion)
+    orders = check_orders(orders, max_order=MAX_ORDER)
     rdp = rdp_sampled_gaussian(q, sigma, orders)
     return epsilon_from_rdp(compose(rdp, steps), orders, delta, conversion)
 
@@ -70,8 +75,9 @@ def max_steps_bisection(
     delta = check_delta(delta)
     steps_max = check_positive("steps_max", steps_max)
     tolerance = check_positive("tolerance", tolerance)
+    check_conversion(conversion)
+    orders = check_orders(orders, max_order=MAX_ORDER)
     rdp = rdp_sampled_gaussian(q, sigma, orders)
-    orders = tuple(orders)
 
     def eps(steps: float) -> float:
         return float(epsilon_from_rdp(compose(rdp, steps), orders, delta, conversion)[0])
@@ -93,6 +99,8 @@ def max_steps_bisection(
         )
     while eps_high - target_epsilon > tolerance:
         mid = (low + high) / 2
+        if not low < mid < high:  # adjacent floats: the interval cannot shrink further
+            break
         eps_mid = eps(mid)
         if eps_mid > target_epsilon:
             high, eps_high = mid, eps_mid
@@ -106,16 +114,17 @@ def max_steps_bisection(
     return result
 
 
-def _affine_guess(target: float, rdp: np.ndarray, orders: tuple, delta: float,
+def _affine_guess(target: float, rdp: np.ndarray, orders: np.ndarray, delta: float,
                   conversion: Conversion) -> int | None:
     """max_α floor((target − c(α)) / R(α)), with c(α) the conversion's constant term
     (basic: log(1/δ)/(α − 1); improved: log(1 − 1/α) − (log δ + log α)/(α − 1))."""
     a = np.asarray(orders, dtype=float)
     if conversion == "basic":
-        offsets = np.log(1 / delta) / (a - 1)
+        inv = 1 / delta  # −log δ where 1/δ overflows (subnormal δ)
+        offsets = (np.log(inv) if np.isfinite(inv) else -np.log(delta)) / (a - 1)
     else:
         offsets = np.log1p(-1 / a) - (np.log(delta) + np.log(a)) / (a - 1)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         steps = np.floor((target - offsets) / rdp)
     steps = steps[np.isfinite(steps)]
     return int(steps.max()) if steps.size else None
@@ -136,8 +145,9 @@ def max_steps_exact(
     """
     target_epsilon = _check_target(target_epsilon)
     delta = check_delta(delta)
+    check_conversion(conversion)
+    orders = check_orders(orders, max_order=MAX_ORDER)
     rdp = rdp_sampled_gaussian(q, sigma, orders)
-    orders = tuple(orders)
 
     def eps(steps: int) -> float:
         return float(epsilon_from_rdp(compose(rdp, float(steps)), orders, delta, conversion)[0])

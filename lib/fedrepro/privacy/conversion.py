@@ -9,6 +9,10 @@
 
 ``rdp`` may carry leading axes (e.g. one row per step count): the minimum is taken over the
 last axis (the orders), giving arrays of ε and optimal orders of the leading shape.
+
+Range: ``rdp`` values in [0, inf] (inf: no guarantee at that order), orders in (1, inf),
+δ ∈ (0, 1); ε ∈ [0, inf] (inf when every order has infinite RDP), the optimal order one of
+``orders``.
 """
 
 from __future__ import annotations
@@ -19,9 +23,12 @@ from typing import Literal
 
 import numpy as np
 
-from fedrepro.privacy.validate import check_delta, check_orders
+from fedrepro.core.validate import ParameterTypeError
+from fedrepro.privacy._numerics import log_inv
+from fedrepro.privacy.validate import check_delta, check_orders, real_array
 
-__all__ = ["CONVERSIONS", "Conversion", "epsilon_basic", "epsilon_from_rdp", "epsilon_improved"]
+__all__ = ["CONVERSIONS", "Conversion", "check_conversion", "epsilon_basic", "epsilon_from_rdp",
+           "epsilon_improved"]
 
 Conversion = Literal["basic", "improved"]
 CONVERSIONS: tuple[str, ...] = ("basic", "improved")
@@ -29,14 +36,14 @@ CONVERSIONS: tuple[str, ...] = ("basic", "improved")
 
 def _prepare(rdp, orders) -> tuple[np.ndarray, np.ndarray]:
     orders_arr = check_orders(orders)
-    rdp_arr = np.asarray(rdp, dtype=float)
+    rdp_arr = real_array("rdp", rdp)
     if rdp_arr.ndim == 0 or rdp_arr.shape[-1] != orders_arr.size:
         raise ValueError(
             f"rdp must have one value per order along its last axis ({orders_arr.size} orders), "
             f"got shape {rdp_arr.shape}"
         )
-    if np.any(np.isnan(rdp_arr)) or np.any(rdp_arr < 0):
-        raise ValueError("rdp must be non-negative (inf allowed) at every order")
+    if np.any(rdp_arr < 0):
+        raise ValueError("rdp must be non-negative (in [0, inf]) at every order")
     return rdp_arr, orders_arr
 
 
@@ -55,7 +62,7 @@ def epsilon_basic(
     """ε and optimal order of the basic conversion (Mironov 2017, Prop. 3; ALI-DPFL Def. 5)."""
     rdp_arr, orders_arr = _prepare(rdp, orders)
     delta = check_delta(delta)
-    eps = rdp_arr + math.log(1 / delta) / (orders_arr - 1)
+    eps = rdp_arr + log_inv(delta) / (orders_arr - 1)
     return _argmin(eps, orders_arr)
 
 
@@ -86,8 +93,17 @@ def epsilon_from_rdp(
     conversion: Conversion = "basic",
 ) -> tuple[float, float] | tuple[np.ndarray, np.ndarray]:
     """Dispatch to :func:`epsilon_basic` or :func:`epsilon_improved` by name."""
+    check_conversion(conversion)
     if conversion == "basic":
         return epsilon_basic(rdp, orders, delta)
-    if conversion == "improved":
-        return epsilon_improved(rdp, orders, delta)
-    raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
+    return epsilon_improved(rdp, orders, delta)
+
+
+def check_conversion(conversion: str) -> str:
+    """Return ``conversion``; raise unless it is one of :data:`CONVERSIONS`."""
+    if not isinstance(conversion, str):
+        raise ParameterTypeError(
+            f"conversion must be one of {CONVERSIONS}, got {conversion!r} ({type(conversion).__name__})")
+    if conversion not in CONVERSIONS:
+        raise ValueError(f"conversion must be one of {CONVERSIONS}, got {conversion!r}")
+    return conversion

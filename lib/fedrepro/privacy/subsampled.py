@@ -29,10 +29,13 @@ rounds with a privacy-loss-distribution (PLD) accountant.
 from __future__ import annotations
 
 import math
+import sys
 
-from scipy.optimize import brentq
+import numpy as np
 from scipy.special import log_ndtr, logsumexp
 
+from fedrepro.core.validate import check_int, check_interval
+from fedrepro.privacy._numerics import brentq_clipped, log1p_expm1_over, log_diff
 from fedrepro.privacy.validate import (
     check_delta,
     check_nonnegative,
@@ -40,21 +43,25 @@ from fedrepro.privacy.validate import (
     check_sampling_rate,
 )
 
-__all__ = ["composed_epsilon", "subsampled_gaussian_delta", "subsampled_gaussian_epsilon",
-           "subsampled_gaussian_log_delta"]
+__all__ = ["MAX_PLD_POINTS", "composed_epsilon", "subsampled_gaussian_delta",
+           "subsampled_gaussian_epsilon", "subsampled_gaussian_log_delta"]
+
+_FLOAT_MAX = sys.float_info.max
+
+#: Largest privacy-loss grid (points, single round or composed) :func:`composed_epsilon`
+#: builds; beyond it raises ValueError instead of allocating (8 bytes per point, and the FFT
+#: of the composition several times that).
+MAX_PLD_POINTS: int = 4_000_000
 
 
-def _log_diff(log_a: float, log_b: float) -> float:
-    """log(e^a − e^b), −inf when b ≥ a."""
-    d = log_b - log_a
-    if d >= 0:
-        return -math.inf
-    return log_a + (math.log(-math.expm1(d)) if d > -math.log(2) else math.log1p(-math.exp(d)))
+_log_diff = log_diff  # log(e^a − e^b), −inf when b ≥ a or a = −inf
 
 
 def _log_delta_remove(epsilon: float, p: float, mu: float) -> float:
     """log H_{e^ε}(P‖Q): the direction in which the record's presence is detected."""
-    eps1 = math.log1p(math.expm1(epsilon) / p)
+    if mu == 0:
+        return -math.inf  # P = Q
+    eps1 = log1p_expm1_over(epsilon, p)  # log(1 + (e^ε − 1)/p), in log space for large ε
     a = mu / 2 - eps1 / mu
     b = -mu / 2 - eps1 / mu
     return math.log(p) + _log_diff(float(log_ndtr(a)), eps1 + float(log_ndtr(b)))
@@ -63,8 +70,10 @@ def _log_delta_remove(epsilon: float, p: float, mu: float) -> float:
 def _log_delta_add(epsilon: float, p: float, mu: float) -> float:
     """log H_{e^ε}(Q‖P): the direction in which the record's absence is detected."""
     inner = -math.expm1(-epsilon)  # 1 − e^{−ε}
-    if p <= inner:  # e^{−ε} ≤ 1 − p: Q/P never exceeds e^ε
+    if p <= inner or mu == 0:  # e^{−ε} ≤ 1 − p: Q/P never exceeds e^ε; or P = Q
         return -math.inf
+    if mu == math.inf:  # P = (1 − p)Q + p·(point mass far away): H = 1 − e^ε(1 − p)
+        return math.log(-math.expm1(epsilon + math.log1p(-p))) if p < 1 else 0.0
     z = math.log((p - inner) / p) / mu + mu / 2
     log_pos = float(log_ndtr(z))
     terms = [epsilon + math.log1p(-p) + float(log_ndtr(z)) if p < 1 else -math.inf,
@@ -109,27 +118,115 @@ def subsampled_gaussian_epsilon(delta: float, probability: float, sensitivity: f
         return 0.0
     hi = 1.0
     while gap(hi) > 0:
-        hi *= 2.0
-    return float(brentq(gap, 0.0, hi, xtol=1e-14, rtol=1e-13))
+        if hi == _FLOAT_MAX:
+            return math.inf  # δ(ε) > δ up to the largest float: ε is beyond the float range
+        hi = min(2.0 * hi, _FLOAT_MAX)
+    return brentq_clipped(gap, 0.0, hi, xtol=1e-14, rtol=1e-13)
+
+
+def _pld_points(sigma: float, p: float, discretization: float) -> float:
+    """Number of grid points of the single-round PLD of the p-subsampled Gaussian mechanism
+    with sensitivity 1 and noise ``sigma`` (its connect-the-dots loss range over the width)."""
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    adjacencies = [plm.AdjacencyType.REMOVE] + ([plm.AdjacencyType.ADD] if p < 1 else [])
+    points = 0.0
+    for adjacency in adjacencies:
+        try:
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                bounds = plm.GaussianPrivacyLoss(sigma, sensitivity=1.0, sampling_prob=p,
+                                                 adjacency_type=adjacency).connect_dots_bounds()
+            span = (bounds.epsilon_upper - bounds.epsilon_lower) / discretization
+        except (OverflowError, ZeroDivisionError, ValueError):
+            span = math.inf
+        points = max(points, span + 2 if math.isfinite(span) else math.inf)
+    return points
+
+
+def _self_compose(pmf, rounds: int):
+    """``pmf.self_compose(rounds)`` as dp-accounting's ``PrivacyLossDistribution.self_compose``
+    does it, after checking that the composed grid has at most :data:`MAX_PLD_POINTS` points.
+
+    dp-accounting composes a sparse PMF pairwise (``rounds`` − 1 compositions) while
+    size^rounds ≤ 1000, and densifies it beyond; the same decision is taken here without
+    forming the integer size^rounds, and a one-point PMF is densified beyond 1000 rounds
+    instead of being composed pairwise a million times.
+    """
+    from dp_accounting.pld import common, pld_pmf
+
+    if isinstance(pmf, pld_pmf.SparsePLDPmf):
+        small = rounds <= 1000 if pmf.size <= 1 else rounds <= 64 and pmf.size**rounds <= 1000
+        if small:
+            return pmf.self_compose(rounds, 1e-15)
+        pmf = pmf.to_dense_pmf()
+    # The truncation bounds dp-accounting's FFT convolution will use (Chernoff bound).
+    lower, upper = common.compute_self_convolve_bounds(pmf._probs, rounds, 1e-15)
+    if upper - lower + 1 > MAX_PLD_POINTS:
+        raise ValueError(
+            f"rounds={rounds} too many for this PLD: the composed privacy-loss grid would need "
+            f"{upper - lower + 1:.3g} points (at most {MAX_PLD_POINTS:g}); use a coarser "
+            f"discretization or fewer rounds")
+    return pmf.self_compose(rounds, 1e-15)
 
 
 def composed_epsilon(delta: float, probability: float, sensitivity: float, sigma: float,
                      rounds: int, discretization: float = 1e-4) -> float:
     """ε at ``delta`` after ``rounds`` independent releases, each the p-subsampled Gaussian
     mechanism, from dp-accounting's PLD accountant (pessimistic discretisation of width
-    ``discretization``: an upper estimate within about ``rounds · discretization``)."""
+    ``discretization``: an upper estimate within about ``rounds · discretization``).
+
+    ``rounds``: an integer ≥ 1; ``discretization`` ∈ (0, 1]. The PLD depends on Δ/σ only;
+    where σ or Δ lies outside [1e-150, 1e150] (σ² or Δ² outside the float range) it is built
+    with sensitivity 1 and noise min(σ/Δ, 1e150) — ε is non-increasing in σ/Δ, so the clamp
+    keeps an upper estimate. Raises :class:`ValueError` (naming ``sigma``/``discretization``
+    or ``rounds``) where the privacy-loss grid would exceed :data:`MAX_PLD_POINTS` points
+    instead of allocating it. Returns ε ∈ [0, inf].
+    """
     delta = check_delta(delta)
     p, _ = _check(probability, sensitivity, sigma)
-    if isinstance(rounds, bool) or int(rounds) != rounds or rounds < 1:
-        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
-    discretization = check_positive("discretization", discretization)
+    rounds = check_int("rounds", rounds, 1, strict=False)
+    discretization = check_interval("discretization", discretization, 0.0, 1.0, closed_low=False)
+    sensitivity, sigma = float(sensitivity), float(sigma)
+    if p < sys.float_info.min:
+        # dp-accounting cannot handle a subnormal rate. Each round is (0, p·TV)-DP, TV the
+        # total variation 2Φ(μ/2) − 1 of the Gaussian pair, and (0, δᵢ) guarantees compose
+        # to (0, Σδᵢ): ε = 0 whenever rounds·p·TV ≤ δ; otherwise p is raised to the smallest
+        # normal float (δ(ε) grows with p: an upper estimate).
+        if rounds * p * math.erf(sensitivity / sigma / (2 * math.sqrt(2))) <= delta:
+            return 0.0
+        p = sys.float_info.min
+    ordinary = all(1e-150 <= v <= 1e150 for v in (sensitivity, sigma))
+    sigma_1 = sigma / sensitivity if ordinary else min(sigma / sensitivity, 1e150)
+    if _pld_points(sigma_1, p, discretization) > MAX_PLD_POINTS:
+        raise ValueError(
+            f"sigma={sigma!r} (sensitivity={sensitivity!r}) is too small for "
+            f"discretization={discretization!r}: the privacy-loss grid would exceed "
+            f"{MAX_PLD_POINTS:g} points; use a coarser discretization")
     import dp_accounting
     from dp_accounting.pld import privacy_loss_distribution
 
-    pld = privacy_loss_distribution.from_gaussian_mechanism(
-        float(sigma), sensitivity=float(sensitivity), sampling_prob=p,
-        value_discretization_interval=discretization,
-        neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    def single_round(rate: float):
+        with np.errstate(divide="ignore", over="ignore"):  # dp-accounting's tails at extreme σ
+            return privacy_loss_distribution.from_gaussian_mechanism(
+                sigma if ordinary else sigma_1, sensitivity=sensitivity if ordinary else 1.0,
+                sampling_prob=rate, value_discretization_interval=discretization,
+                neighboring_relation=dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE)
+
+    try:
+        pld = single_round(p)
+    except ValueError as exc:
+        # dp-accounting 0.6.0 fails for rates within ~1e-12 of 1 ("a must be greater than
+        # b": its discretised ADD-direction loss falls below log(1 − p)). The release at
+        # rate p is a post-processing of the one at rate 1 (keep the output with probability
+        # p, else resample the noise alone), so ε at rate 1 is an upper estimate — and, that
+        # close to 1, the same to within the discretisation.
+        if not 1 - p <= 1e-6:
+            raise ValueError(f"dp-accounting's PLD failed for probability={p!r}, sigma={sigma!r}, "
+                             f"sensitivity={sensitivity!r}, discretization={discretization!r}: {exc}") from exc
+        pld = single_round(1.0)
     if rounds > 1:
-        pld = pld.self_compose(int(rounds))
+        # PrivacyLossDistribution.self_compose, with the size checks of _self_compose.
+        remove = _self_compose(pld._pmf_remove, rounds)
+        add = None if pld._symmetric else _self_compose(pld._pmf_add, rounds)
+        pld = privacy_loss_distribution.PrivacyLossDistribution(remove, add)
     return float(pld.get_epsilon_for_delta(delta))
