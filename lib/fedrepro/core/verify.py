@@ -59,7 +59,8 @@ def _compare_numbers(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, whe
     b = np.asarray(b, dtype=float)
     same_special = (np.isnan(a) & np.isnan(b)) | ((a == b) & ~np.isfinite(b))
     finite = np.isfinite(a) & np.isfinite(b)
-    diff = np.where(finite, np.abs(a - b), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf: handled by `finite`
+        diff = np.where(finite, np.abs(a - b), 0.0)
     scale = np.where(finite, np.abs(b), 1.0)
     # the largest relative difference among values above the absolute tolerance (below it a
     # value is round-off, and its relative difference says nothing)

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from fedrepro.chapters.fedplt.tolerances import RATE_FIT_NOTE, RATE_FIT_RTOL
 from fedrepro.core.cache import ExperimentConfig, load_or_run, run_units
 from fedrepro.fedplt.baselines import algorithm_class
 from fedrepro.fedplt.batched import run_batched, stacked_total_grad
@@ -632,10 +633,8 @@ class ExactnessConfig(ExperimentConfig):
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "comparison-exactness"
     seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.comparison:ExactnessConfig"  # its random streams: unchanged by moves
-    verify_rtol: ClassVar[float] = 1e-4
-    verify_note: ClassVar[str] = (
-        "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
-        "where round-off enters the slope: 5e-8 to 5e-6 relative between CPUs and BLAS kernels")
+    verify_rtol: ClassVar[float] = RATE_FIT_RTOL
+    verify_note: ClassVar[str] = RATE_FIT_NOTE
 
     profile: str = "paper"
     N: int = 100

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from fedrepro.chapters.fedplt.tolerances import RATE_FIT_NOTE, RATE_FIT_RTOL
 from fedrepro.core import operators as ops
 from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.core.validate import check_int, check_interval, check_positive
@@ -491,10 +492,8 @@ class V1RatesConfig(ExperimentConfig):
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-v1-rates"
     seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.participation:V1RatesConfig"  # its random streams: unchanged by moves
-    verify_rtol: ClassVar[float] = 1e-4
-    verify_note: ClassVar[str] = (
-        "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
-        "where round-off enters the slope: 5e-8 to 5e-6 relative between CPUs and BLAS kernels")
+    verify_rtol: ClassVar[float] = RATE_FIT_RTOL
+    verify_note: ClassVar[str] = RATE_FIT_NOTE
 
     profile: str = "paper"
     data_seed: int = 0
@@ -635,10 +634,8 @@ class ExactConfig(ExperimentConfig):
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "participation-privacy-exact"
     seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.participation:ExactConfig"  # its random streams: unchanged by moves
-    verify_rtol: ClassVar[float] = 1e-4
-    verify_note: ClassVar[str] = (
-        "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
-        "where round-off enters the slope: 5e-8 to 5e-6 relative between CPUs and BLAS kernels")
+    verify_rtol: ClassVar[float] = RATE_FIT_RTOL
+    verify_note: ClassVar[str] = RATE_FIT_NOTE
 
     profile: str = "paper"
     data_seed: int = 0

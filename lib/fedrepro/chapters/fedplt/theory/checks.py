@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
+from fedrepro.chapters.fedplt.tolerances import RATE_FIT_NOTE, RATE_FIT_RTOL
 from fedrepro.core import operators as ops
 from fedrepro.core.cache import ExperimentConfig, load_or_run, run_units
 from fedrepro.core.rng import generator
@@ -369,10 +370,8 @@ class RateConfig(ExperimentConfig):
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "theory-rate"
     seed_name: ClassVar[str] = "fedrepro.fedplt.theory:RateConfig"  # its random streams: unchanged by moves
-    verify_rtol: ClassVar[float] = 1e-4
-    verify_note: ClassVar[str] = (
-        "rates are least-squares fits of log errors down to 1e-12 of the initial error (spec 9.7), "
-        "where round-off enters the slope: 5e-8 to 5e-6 relative between CPUs and BLAS kernels")
+    verify_rtol: ClassVar[float] = RATE_FIT_RTOL
+    verify_note: ClassVar[str] = RATE_FIT_NOTE
 
     profile: str = "paper"
     N: int = 100
