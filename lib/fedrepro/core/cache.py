@@ -47,7 +47,6 @@ import dataclasses
 import hashlib
 import importlib
 import importlib.util
-import inspect
 import json
 import os
 import tempfile
@@ -534,18 +533,12 @@ def _check_units(units: Sequence[str]) -> list[str]:
     return units
 
 
-def _call_combine(combine: Callable[..., Mapping[str, Any]], config: ExperimentConfig,
-                  done: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    n_params = len(inspect.signature(combine).parameters)
-    return dict(combine(config, done) if n_params >= 2 else combine(done))
-
-
 def run_units(
     config: ExperimentConfig,
     units: Sequence[str],
     run_unit: Callable[[ExperimentConfig, str], Mapping[str, Any]],
     *,
-    combine: Callable[..., Mapping[str, Any]] | None = None,
+    combine: Callable[[ExperimentConfig, dict[str, dict[str, Any]]], Mapping[str, Any]] | None = None,
     force: bool | None = None,
     root: Path | None = None,
     progress: bool = True,
@@ -555,11 +548,12 @@ def run_units(
     ``run_unit(config, unit)`` must be a pure, module-level function of its arguments: the
     units run through the executor the environment selects (serial; ``$FEDREPRO_WORKERS``
     local processes; a Dask cluster at ``$FEDREPRO_DASK_SCHEDULER``), with identical results
-    whichever is used. Each finished unit is stored at once (atomically) in a hidden folder
-    next to the result; a re-run after an interruption skips the units already done. When all
-    units are done, ``combine(config, {unit: result})`` (or ``combine({unit: result})``;
-    default: the dict itself, under ``"units"``) is stored as the experiment's result and the
-    unit files are removed. A progress bar (tqdm) counts the finished units.
+    whichever is used (up to the last bits where a unit's BLAS thread count matters). Each
+    finished unit is stored at once (atomically) in a hidden folder next to the result; a
+    re-run after an interruption skips the units already done. When all units are done,
+    ``combine(config, {unit: result})`` (default: the dict itself, under ``"units"``) is stored
+    as the experiment's result and the unit files are removed. A progress bar (tqdm) counts
+    the finished units.
     """
     units = _check_units(units)
     root_path = Path(root).resolve() if root else None
@@ -585,7 +579,7 @@ def run_units(
             atomic_write_text(folder / f"{unit}.json", text)
             done[unit] = decode(json.loads(text))
         ordered = {u: done[u] for u in units}
-        combined = _call_combine(combine, cfg, ordered) if combine else {"units": ordered}
+        combined = dict(combine(cfg, ordered)) if combine else {"units": ordered}
         return combined, (ordered if type(cfg).verify_units is not None else None)
 
     result = _compute_and_store(config, compute, runner, force, root_path)
