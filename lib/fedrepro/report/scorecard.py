@@ -64,6 +64,7 @@ PROVIDERS: tuple[str, ...] = (
     "fedrepro.chapters.fedplt.comparison.scorecard:outcomes",
     "fedrepro.chapters.fedplt.participation_privacy.scorecard:outcomes",
     "fedrepro.chapters.fedplt.tuning.scorecard:outcomes",
+    "fedrepro.chapters.fedplt.worst_case.scorecard:outcomes",
     "fedrepro.chapters.privacy_accounting.scorecard:outcomes",
 )
 

@@ -33,10 +33,10 @@ SDP solver: Clarabel (interior point, open source) through cvxpy, its default to
 value, so a value error ``eps`` is a rate error of about ``eps / (2 rate)``; the checks use
 :data:`RATE_RTOL`. SCS (first order, ``eps 1e-4``) agrees with Clarabel to about ``1e-4`` at
 ``rho <= 10`` but drifts by 3% at ``rho = 31.6``, and is no faster on these small SDPs.
-The SDP is written for the scaled costs ``rho f_i`` (in ``F_{rho lam, rho lam_bar}``), and the
+The SDP is written for the scaled costs ``f_i / lam_bar`` (in ``F_{lam/lam_bar, 1}``), and the
 fixed-point condition ``sum_i grad f_i(x*) = 0`` by eliminating the last agent's gradient,
-which leaves the SDP an interior point: both cut Clarabel's error on ``zeta`` from ``4e-4``
-to ``1e-9``.
+which leaves the SDP an interior point: the latter cuts Clarabel's error on ``zeta`` from
+``4e-4`` to ``1e-9``, the former its error at large ``rho`` from 1% to ``1e-7``.
 """
 
 from __future__ import annotations
@@ -169,16 +169,27 @@ class PEPResult:
 # --------------------------------------------------------------------------- the PEP
 
 
+def _cost_scale(inst: PEPInstance) -> float:
+    """The factor ``c = 1/lam_bar`` of the scaled costs ``phi_i = c f_i`` (in
+    ``F_{lam/lam_bar, 1}``) the SDP is written for: with it every entry of the Gram matrix
+    has the scale of the state. Measured against the one-dimensional quadratic worst case
+    of local GD: 4e-8 relative on ``rho`` in ``[0.03, 31.6]``, where scaling by ``rho``
+    (``rho f_i``) left 1.4% at ``rho = 31.6``."""
+    return 1.0 / float(inst.lam_bar)
+
+
 def _build(inst: PEPInstance):
     from PEPit import PEP, Expression, Point
     from PEPit.functions import SmoothStronglyConvexFunction
 
     problem = PEP()
     rho = float(inst.rho)
-    # scaled costs phi_i = rho f_i in F_{rho lam, rho lam_bar} (better conditioned SDP);
-    # every step below is the round of Algorithm 1 written with grad phi_i = rho grad f_i
-    fs = [problem.declare_function(SmoothStronglyConvexFunction, mu=rho * float(inst.lam),
-                                   L=rho * float(inst.lam_bar))
+    # scaled costs phi_i = c f_i (better conditioned SDP, see _cost_scale); every step below
+    # is the round of Algorithm 1 written with rho grad f_i = k grad phi_i
+    c = _cost_scale(inst)
+    k = rho / c  # rho grad f_i = k grad phi_i
+    fs = [problem.declare_function(SmoothStronglyConvexFunction, mu=c * float(inst.lam),
+                                   L=c * float(inst.lam_bar))
           for _ in range(inst.N)]
     xs = Point()
     # x* minimises sum_i f_i: the last agent's gradient there is minus the others' sum
@@ -190,7 +201,7 @@ def _build(inst: PEPInstance):
     f_last = Expression()
     fs[-1].add_point((xs, g_last, f_last))
     star.append((g_last, f_last))
-    zs = [xs - g for g, _ in star]  # z_i* = x* - rho grad f_i(x*)
+    zs = [xs - k * g for g, _ in star]  # z_i* = x* - rho grad f_i(x*)
     x = [Point() for _ in range(inst.N)]
     z = [Point() for _ in range(inst.N)]
     init = None
@@ -213,7 +224,7 @@ def _build(inst: PEPInstance):
             v = 2 * y - zk[i]
             if inst.solver == "prox":
                 g_new, f_new = Point(), Expression()
-                w = v - g_new  # w = prox_{rho f_i}(v): rho grad f_i(w) = v - w
+                w = v - k * g_new  # w = prox_{rho f_i}(v): rho grad f_i(w) = v - w
                 fs[i].add_point((w, g_new, f_new))
                 queries[i].append((w, g_new, f_new))
             else:
@@ -222,7 +233,7 @@ def _build(inst: PEPInstance):
                 for _ in range(inst.Ne):
                     g, fv = fs[i].oracle(w)
                     queries[i].append((w, g, fv))
-                    rho_grad_d = g + (w - v)
+                    rho_grad_d = k * g + (w - v)
                     if inst.solver == "gd":
                         w = w - step * rho_grad_d
                     else:
@@ -286,8 +297,8 @@ def worst_case_rate(inst: PEPInstance, *, sdp_solver: str = "CLARABEL",
         viol = 0.0
         for q in h["queries"]:
             P = np.array([np.asarray(w.eval(), dtype=float) for w, _, _ in q])
-            G = np.array([np.asarray(g.eval(), dtype=float) for _, g, _ in q]) / inst.rho
-            F = np.array([float(f.eval()) for _, _, f in q]) / inst.rho
+            G = np.array([np.asarray(g.eval(), dtype=float) for _, g, _ in q]) / _cost_scale(inst)
+            F = np.array([float(f.eval()) for _, _, f in q]) / _cost_scale(inst)
             pts.append(P)
             grs.append(G)
             vals.append(F)
@@ -401,12 +412,17 @@ def round_ratio(problem: FederatedProblem, x: np.ndarray, z: np.ndarray, inst: P
 def quadratic_contraction(inst: PEPInstance, n: int, rng: np.random.Generator) -> float:
     """Exact one-round contraction (``||M||_2`` of the affine round, norm ``xz``; the ``z``
     block for ``norm="z"`` and the prox) of Fed-PLT on a random quadratic federated problem
-    with ``inst.N`` agents in dimension ``n``, every ``A_i`` with spectrum in
-    ``[lam, lam_bar]`` (extremes included), computed by the library's implementation."""
+    with ``inst.N`` agents in dimension ``n >= 2``, every ``A_i`` with spectrum in
+    ``[lam, lam_bar]`` (both extremes attained), computed by the library's implementation."""
     from fedrepro.core.linalg import spectral_norm
     from fedrepro.fedplt.checks.instances import affine_round, quadratic_problem
 
-    problem = quadratic_problem(inst.N, n, inst.lam, inst.lam_bar, rng)
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 2:
+        raise ValueError(f"n must be an integer >= 2 (each A_i then has both lam and lam_bar as eigenvalues, "
+                         f"so the problem's moduli, which set AGD's momentum, are the instance's), got {n!r}")
+    problem = quadratic_problem(inst.N, int(n), inst.lam, inst.lam_bar, rng)
+    if not (np.isclose(problem.lam, inst.lam, rtol=1e-12) and np.isclose(problem.lam_bar, inst.lam_bar, rtol=1e-12)):
+        raise ValueError("the generated problem's moduli differ from the instance's")  # pragma: no cover
     gamma = inst.step if inst.solver == "gd" else None
     rnd = affine_round(problem, rho=inst.rho, Ne=inst.Ne, solver=inst.solver, gamma=gamma)
     if inst.norm == "z":

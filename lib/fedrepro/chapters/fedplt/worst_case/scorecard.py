@@ -1,0 +1,120 @@
+"""Scorecard provider of the chapter "Fed-PLT: exact worst-case rates": one ``check`` item
+per comparison the chapter makes (the exact worst case by performance estimation against
+Lemma 3, Propositions 1 and 3, measured contractions, the implementation, the number of
+agents, the certified region and the tuned ``rho``).
+
+Provider string: ``"fedrepro.chapters.fedplt.worst_case.scorecard:outcomes"``. It reads the
+stored results (paper profile) through the chapter's ``load_*`` functions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fedrepro.report.book import sig3
+from fedrepro.report.scorecard import Outcome
+
+__all__ = ["ITEMS", "outcomes", "outcomes_for"]
+
+#: Item ids of this provider.
+ITEMS = ("fedplt-v2-check-pep-prox", "fedplt-v2-check-pep-prop1", "fedplt-v2-check-pep-prop3",
+         "fedplt-v2-check-pep-measured", "fedplt-v2-check-pep-attained", "fedplt-v2-check-pep-agents",
+         "fedplt-v2-check-pep-region", "fedplt-v2-check-pep-best-rho")
+
+_TOL = "rates to 1e-6 relative (Clarabel, SDP tolerance 1e-8 on the squared rate)"
+
+
+def _item(ours: Any, ok: bool, reason: str, ref: str, paper_value: str, tolerance: str = _TOL,
+          fail: str = "miss") -> Outcome:
+    return Outcome(ours=ours, status="match" if ok else fail, reason=reason, kind="check", paper="fedplt",
+                   version="v2", ref=ref, paper_value=paper_value, tolerance=tolerance)
+
+
+def _outcomes(grid: dict[str, Any], val: dict[str, Any], tp: dict[str, Any], best: dict[str, Any]) -> dict[str, Outcome]:
+    from fedrepro.chapters.fedplt.worst_case import render
+    from fedrepro.fedplt.checks.pep import ATTAINED_RTOL, RATE_RTOL
+
+    out: dict[str, Outcome] = {}
+    p = render.prox_summary(grid)
+    out["fedplt-v2-check-pep-prox"] = _item(
+        f"max |PEP - zeta| / zeta = {sig3(p['max_rel_gap'])}", p["max_rel_gap"] <= RATE_RTOL,
+        f"exact PRS (exact local prox, N = 2) at {p['points']} values of rho: the worst-case rate of z over "
+        f"F(lam, lam_bar) equals zeta of Lemma 3 (the closed form is tight)", "Lemma 3",
+        "zeta is the contraction factor of PRS")
+    for solver, item, ref in (("gd", "fedplt-v2-check-pep-prop1", "Proposition 1"),
+                              ("agd", "fedplt-v2-check-pep-prop3", "Proposition 3")):
+        lo = render.looseness(grid, solver)
+        violated = lo["paper_below_exact"] > 0
+        corrected_ok = lo["corrected_below_exact"] == 0
+        out[item] = _item(
+            f"||S~|| / exact in [{sig3(lo['corrected_min'])}, {sig3(lo['corrected_max'])}]",
+            not violated and corrected_ok,
+            (f"{lo['points']} (rho, Ne) points, v2 logistic moduli: the printed bound is below the exact worst-case "
+             f"one-round rate at {lo['paper_below_exact']} points (printed ||S|| / exact down to "
+             f"{sig3(lo['paper_min'])}), so the printed bound fails there (errata: Proposition 1's coupling "
+             f"constant); the corrected ||S~|| is {'never' if corrected_ok else 'sometimes'} below it, and loose "
+             f"by a factor {sig3(lo['corrected_min'])}-{sig3(lo['corrected_max'])} (median "
+             f"{sig3(lo['corrected_median'])})"),
+            ref, "||S|| bounds the contraction of one round", fail="erratum")
+    v = render.validation_summary(val)
+    q, lg = v["quadratic"], v["logistic"]
+    meas_ok = q["holding"] == q["instances"] and lg["holding"] == lg["instances"] and tp["holds"] == tp["points"]
+    out["fedplt-v2-check-pep-measured"] = _item(
+        f"measured / exact <= {sig3(max(q['max_ratio'], lg['max_ratio'], float(np.nanmax(tp['empirical_over_exact']))))}",
+        meas_ok,
+        (f"one-round contraction measured on {q['instances']} random quadratic instances (exact ||M||, max "
+         f"measured/PEP {sig3(q['max_ratio'])}) and {lg['instances']} random logistic instances (sampled states, max "
+         f"{sig3(lg['max_ratio'])}) never exceeds the PEP value; the v2 problem's empirical rates (theory chapter) "
+         f"at {tp['points']} points are {sig3(float(np.nanmin(tp['empirical_over_exact'])))}-"
+         f"{sig3(float(np.nanmax(tp['empirical_over_exact'])))} of the exact worst case"),
+        "Algorithm 1 (performance estimation)", "the worst case bounds every instance")
+    a = v["attained"]
+    out["fedplt-v2-check-pep-attained"] = _item(
+        f"{a['agree']} of {a['points']} attained", a["agree"] == a["points"],
+        (f"the worst case PEPit returns (interpolated costs and state) run through the library's Algorithm 1 "
+         f"reproduces the PEP value to {sig3(a['max_rel_gap'])} relative at {a['points']} settings"),
+        "Algorithm 1 (performance estimation)", "the worst case is attained",
+        tolerance=f"{sig3(ATTAINED_RTOL)} relative")
+    ag = render.agents_summary(val)
+    out["fedplt-v2-check-pep-agents"] = _item(
+        f"spread {sig3(ag['max_spread'])}", ag["max_spread"] <= RATE_RTOL,
+        f"the one-round worst case with N = 1, 2, 3 agents at {ag['points']} settings: largest relative spread "
+        f"{sig3(ag['max_spread'])}", "Algorithm 1 (performance estimation)", "the worst case does not depend on N")
+    lines, ok = [], True
+    for solver in grid["config"]["solvers"]:
+        r = render.regions(grid, solver)
+        bad = int(np.sum(r["corrected_norm"] & ~r["exact"]))
+        ok &= bad == 0
+        lines.append(f"{solver}: ||S~|| < 1 at {int(r['corrected_norm'].sum())}, rho(S~) < 1 at "
+                     f"{int(r['stable'].sum())}, exact one round < 1 at {int(r['exact'].sum())}, exact "
+                     f"{grid['config']['rounds']} rounds < 1 at {int(r['exact_rounds'].sum())} of {r['exact'].size}")
+    out["fedplt-v2-check-pep-region"] = _item(
+        "; ".join(lines), ok, "grid points where each certificate holds; every point with ||S~|| < 1 has an exact "
+        "one-round rate < 1 (required by the corrected propositions); " + "; ".join(lines),
+        "Propositions 1 and 3, Lemma 7", "||S|| < 1 certifies convergence")
+    agree = bool(np.all(best["agree"]))
+    out["fedplt-v2-check-pep-best-rho"] = _item(
+        ", ".join(f"Ne={int(n)}: {sig3(w)} vs {sig3(t)}" for n, w, t in
+                  zip(best["Ne"], best["worst_case_rho"], best["tuned_rho"], strict=True)),
+        agree,
+        ("the rho minimising the exact worst-case rate (GD, default step) against the rho tuned on the v2 problem "
+         f"(tuning chapter), per Ne; agreement within one step of the tuning lattice (factor 10^(1/8)) at "
+         f"{int(np.sum(best['agree']))} of {best['Ne'].size}"),
+        "§VII-D (tuning rho)", "the empirically tuned rho", tolerance="one lattice step (factor 1.33)")
+    return out
+
+
+def outcomes_for(profile: str) -> dict[str, Outcome]:
+    """Outcomes of the chapter's check items from the results of ``profile``."""
+    from fedrepro.chapters.fedplt.worst_case import compare, experiments
+
+    grid = experiments.load_grid(profile)
+    val = experiments.load_validation(profile)
+    return _outcomes(grid, val, compare.theory_points(val, profile), compare.best_rho(grid, profile))
+
+
+def outcomes() -> dict[str, Outcome]:
+    """Outcomes of the chapter's check items (paper profile)."""
+    return outcomes_for("paper")
