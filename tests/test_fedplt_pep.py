@@ -130,7 +130,8 @@ def test_printed_bound_can_fall_below_the_exact_worst_case():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"lam": 2.0, "lam_bar": 1.0}, "0 < lam < lam_bar"),
+    ({"lam": 2.0, "lam_bar": 1.0}, "lam_bar must be >= lam"),
+    ({"lam": 1.0, "lam_bar": 1.0}, "0 < lam < lam_bar"),
     ({"rho": 0.0}, "rho"),
     ({"Ne": 0}, "Ne"),
     ({"solver": "sgd"}, "solver"),

@@ -33,8 +33,8 @@ SDP solver: Clarabel (interior point, open source) through cvxpy, its default to
 value, so a value error ``eps`` is a rate error of about ``eps / (2 rate)``; the checks use
 :data:`RATE_RTOL`. SCS (first order, ``eps 1e-4``) agrees with Clarabel to about ``1e-4`` at
 ``rho <= 10`` but drifts by 3% at ``rho = 31.6``, and is no faster on these small SDPs.
-The SDP is written for the scaled costs ``f_i / lam_bar`` (in ``F_{lam/lam_bar, 1}``), and the
-fixed-point condition ``sum_i grad f_i(x*) = 0`` by eliminating the last agent's gradient,
+The SDP is written for scaled costs (``f_i / lam_bar`` for local GD/AGD, ``rho f_i`` for the
+prox: :func:`_cost_scale`), and the fixed-point condition ``sum_i grad f_i(x*) = 0`` by eliminating the last agent's gradient,
 which leaves the SDP an interior point: the latter cuts Clarabel's error on ``zeta`` from
 ``4e-4`` to ``1e-9``, the former its error at large ``rho`` from 1% to ``1e-7``.
 """
@@ -170,12 +170,14 @@ class PEPResult:
 
 
 def _cost_scale(inst: PEPInstance) -> float:
-    """The factor ``c = 1/lam_bar`` of the scaled costs ``phi_i = c f_i`` (in
-    ``F_{lam/lam_bar, 1}``) the SDP is written for: with it every entry of the Gram matrix
-    has the scale of the state. Measured against the one-dimensional quadratic worst case
-    of local GD: 4e-8 relative on ``rho`` in ``[0.03, 31.6]``, where scaling by ``rho``
-    (``rho f_i``) left 1.4% at ``rho = 31.6``."""
-    return 1.0 / float(inst.lam_bar)
+    """The factor ``c`` of the scaled costs ``phi_i = c f_i`` the SDP is written for, chosen
+    so that the Gram matrix is balanced: ``c = 1/lam_bar`` (``phi_i`` in ``F_{lam/lam_bar, 1}``,
+    local steps ``gamma lam_bar <= 2`` on it) for local GD/AGD, ``c = rho`` for the exact prox
+    (``w = v - grad phi_i(w)``). Measured: GD against its one-dimensional quadratic worst case,
+    4e-8 relative on ``rho`` in ``[0.03, 31.6]`` with ``1/lam_bar`` and 1.4% at ``rho = 31.6``
+    with ``rho``; the prox against ``zeta``, 1e-9 with ``rho`` and 6e-6 at ``rho = 31.6`` with
+    ``1/lam_bar``."""
+    return float(inst.rho) if inst.solver == "prox" else 1.0 / float(inst.lam_bar)
 
 
 def _build(inst: PEPInstance):
@@ -450,15 +452,19 @@ def logistic_contraction(inst: PEPInstance, problem: FederatedProblem, rng: np.r
 
 def proposition_bound(inst: PEPInstance, *, corrected: bool = True) -> float:
     """``||S||`` of Proposition 1 (GD: ``chi^{N_e}`` with ``chi`` of the step) or ``||S'||`` of
-    Proposition 3 (AGD: ``chi(N_e)``), printed or corrected coupling (``corrected``); for the
-    prox ``chi^{N_e} -> 0``."""
+    Proposition 3 (AGD), as printed (coupling ``1/(lam + 1/rho)``, AGD factor ``chi(N_e)``) or
+    corrected (``corrected``: coupling ``1/(1 + rho lam)``, AGD factor
+    :func:`~fedrepro.core.operators.agd_output_contraction`, the readings of the theory
+    chapter); for the prox ``chi^{N_e} -> 0``."""
     lam, lam_bar, rho = inst.lam, inst.lam_bar, inst.rho
     zeta = ops.prs_contraction(rho, lam, lam_bar)
     c = ops.coupling_constant(rho, lam, corrected)
     if inst.solver == "gd":
         a = ops.local_gd_contraction(inst.step, rho, lam, lam_bar) ** inst.Ne
     elif inst.solver == "agd":
-        a = ops.agd_contraction(inst.Ne, ops.local_condition_number(rho, lam, lam_bar))
+        kappa = ops.local_condition_number(rho, lam, lam_bar)
+        # printed: chi(N_e) of Proposition 3; corrected: the output bound Lemma 8's proof supports
+        a = ops.agd_output_contraction(inst.Ne, kappa) if corrected else ops.agd_contraction(inst.Ne, kappa)
     else:
         a = 0.0
     return ops.spectral_norm(ops.matrix_S_from(a, zeta, c))

@@ -106,7 +106,7 @@ def grid_units(config: GridConfig) -> list[str]:
 
 def _bounds(inst) -> dict[str, float]:
     """``||S||`` printed and corrected, and ``rho(S)`` corrected (Proposition 1 for GD,
-    Proposition 3's ``S'`` for AGD)."""
+    Proposition 3's ``S'`` for AGD; corrected as in :func:`fedrepro.fedplt.checks.pep.proposition_bound`)."""
     from fedrepro.fedplt.checks import pep
 
     lam, lam_bar, rho = inst.lam, inst.lam_bar, inst.rho
@@ -114,7 +114,7 @@ def _bounds(inst) -> dict[str, float]:
     if inst.solver == "gd":
         a = ops.local_gd_contraction(inst.step, rho, lam, lam_bar) ** inst.Ne
     elif inst.solver == "agd":
-        a = ops.agd_contraction(inst.Ne, ops.local_condition_number(rho, lam, lam_bar))
+        a = ops.agd_output_contraction(inst.Ne, ops.local_condition_number(rho, lam, lam_bar))
     else:
         a = 0.0
     S_corr = ops.matrix_S_from(a, zeta, ops.coupling_constant(rho, lam, True))

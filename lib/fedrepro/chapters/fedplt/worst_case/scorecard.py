@@ -43,8 +43,9 @@ def _outcomes(grid: dict[str, Any], val: dict[str, Any], tp: dict[str, Any], bes
         f"exact PRS (exact local prox, N = 2) at {p['points']} values of rho: the worst-case rate of z over "
         f"F(lam, lam_bar) equals zeta of Lemma 3 (the closed form is tight)", "Lemma 3",
         "zeta is the contraction factor of PRS")
-    for solver, item, ref in (("gd", "fedplt-v2-check-pep-prop1", "Proposition 1"),
-                              ("agd", "fedplt-v2-check-pep-prop3", "Proposition 3")):
+    for solver, item, ref, entry in (
+            ("gd", "fedplt-v2-check-pep-prop1", "Proposition 1", "Proposition 1's coupling constant"),
+            ("agd", "fedplt-v2-check-pep-prop3", "Proposition 3", "Propositions 2 and 3; Lemma 8")):
         lo = render.looseness(grid, solver)
         violated = lo["paper_below_exact"] > 0
         corrected_ok = lo["corrected_below_exact"] == 0
@@ -53,8 +54,8 @@ def _outcomes(grid: dict[str, Any], val: dict[str, Any], tp: dict[str, Any], bes
             not violated and corrected_ok,
             (f"{lo['points']} (rho, Ne) points, v2 logistic moduli: the printed bound is below the exact worst-case "
              f"one-round rate at {lo['paper_below_exact']} points (printed ||S|| / exact down to "
-             f"{sig3(lo['paper_min'])}), so the printed bound fails there (errata: Proposition 1's coupling "
-             f"constant); the corrected ||S~|| is {'never' if corrected_ok else 'sometimes'} below it, and loose "
+             f"{sig3(lo['paper_min'])}), so the printed bound fails there (errata: {entry}); the corrected "
+             f"||S~|| (coupling 1/(1 + rho lam){', AGD output factor' if solver == 'agd' else ''}) is {'never' if corrected_ok else 'sometimes'} below it, and loose "
              f"by a factor {sig3(lo['corrected_min'])}-{sig3(lo['corrected_max'])} (median "
              f"{sig3(lo['corrected_median'])})"),
             ref, "||S|| bounds the contraction of one round", fail="erratum")
