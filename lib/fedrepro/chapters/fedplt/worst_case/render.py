@@ -15,10 +15,34 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
-    "looseness", "regions", "prox_summary", "agents_summary", "validation_summary",
+    "Table", "table", "looseness", "regions", "prox_summary", "agents_summary", "validation_summary",
     "grid_frame", "region_frame", "prox_frame", "attained_frame", "agents_frame",
     "figure_rates", "figure_regions",
 ]
+
+
+# --------------------------------------------------------------------------- display
+
+
+class Table:
+    """A captioned table for the notebook: HTML from pandas' Styler with a fixed id (so a
+    rerun writes identical bytes) and a plain-text form without object addresses."""
+
+    def __init__(self, frame: pd.DataFrame, caption: str, uid: str):
+        self.frame, self.caption, self.uid = frame, caption, uid
+
+    def _repr_html_(self) -> str:
+        return self.frame.style.set_caption(self.caption).set_uuid(self.uid).to_html()
+
+    def __repr__(self) -> str:
+        return f"{self.caption}\n{self.frame.to_string()}"
+
+
+def table(frame: pd.DataFrame, caption: str) -> Table:
+    """:class:`Table` with an id derived from the caption."""
+    import re
+
+    return Table(frame, caption, "wc-" + re.sub(r"[^a-z0-9]+", "-", caption.lower()).strip("-")[:40])
 
 
 # --------------------------------------------------------------------------- summaries
