@@ -351,20 +351,23 @@ def test_every_page_renders_offline_in_chromium(site, driver):
 def test_search_finds_pages_with_readable_snippets(site, driver):
     """The one search box: results for a word of the book, each with a snippet of page text."""
     root, base = site
-    driver.get(base + "search.html?q=contraction")
+    driver.get(base + "search.html?q=privacy")
     deadline = time.time() + 60
-    items = []
-    while time.time() < deadline:
+    items, snippets = [], []
+    while time.time() < deadline:  # results appear one by one, snippets when their page is fetched
         items = driver.execute_script(
             "return Array.from(document.querySelectorAll('#search-results li')).map(li => li.textContent)")
+        snippets = driver.execute_script(
+            "return Array.from(document.querySelectorAll('#search-results li p.context')).map(p => p.textContent)")
         status = driver.execute_script("const s = document.querySelector('#search-results .search-summary');"
                                        "return s ? s.textContent : ''")
-        if items and status and all(len(t) > 60 for t in items):
+        if items and status and len(snippets) == len(items):
             break
         time.sleep(0.5)
     assert items, "search returned no result"
-    for text in items:
-        assert "....md" not in text and not re.search(r"\.\.\.\s*\.\w+\b", text[:80]), text[:200]
+    assert len(snippets) == len(items), "every result has a snippet"
+    for text in snippets:  # page text, not the header buttons' ".md" / ".ipynb" / ".pdf"
+        assert len(text) > 40 and not re.search(r"(?:^|\.{3}|…)\s*\.(?:md|ipynb|pdf)\b", text), text[:200]
     driver.get(base + "book/report.html")
     boxes = driver.execute_script(
         "return Array.from(document.querySelectorAll('.search-button-field, input[type=search], .bd-search'))"

@@ -19,6 +19,9 @@ extension fixes them at build time, without patching the installed packages:
 * **The book's stylesheet** (``static/fedrepro.css``): captioned tables from
   :func:`fedrepro.report.book.table` scroll inside their box, printed output wraps inside the
   text column, collapsible prose from :func:`fedrepro.report.book.dropdown`.
+* **Search snippets from the article** (``static/fedrepro-search.js``): Sphinx 7.4 cuts a
+  result's snippet from the whole main element, whose text begins with the header buttons, so
+  results read ``....md``; the snippet now comes from the article, around the query's word.
 * **Author-year bibliography.** Pybtex style ``author_year`` (``bibtex_default_style``):
   the list is labelled ``Surname et al., 2024`` like the citations in the text, and sorted
   by author and year.
@@ -162,6 +165,7 @@ def setup(app) -> dict[str, Any]:
     _register_bibliography_style()
     app.connect("builder-inited", _add_static)
     app.add_css_file("fedrepro.css")
+    app.add_js_file("fedrepro-search.js", priority=900)
     app.connect("html-page-context", _page_context, priority=900)
     app.connect("build-finished", _build_finished)
     return {"parallel_read_safe": True, "parallel_write_safe": True}
