@@ -135,6 +135,8 @@ def driver(site):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL", "performance": "ALL"})
     drv = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    drv.execute_cdp_cmd("Network.enable", {})
+    drv.execute_cdp_cmd("Network.setCacheDisabled", {"cacheDisabled": True})  # each page's full weight
     drv.set_page_load_timeout(120)
     drv.set_script_timeout(120)
     try:

@@ -34,6 +34,8 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from fedrepro.report.book import glue as _book_glue
 from fedrepro.report.book import sig3
 
@@ -56,19 +58,14 @@ def compact(x: Any) -> str:
     (:func:`sig3`), booleans ``✓``/``✗``, missing values empty, anything else as text."""
     if x is None:
         return ""
-    if isinstance(x, bool) or type(x).__name__ == "bool_":
+    if isinstance(x, (bool, np.bool_)):
         return "✓" if bool(x) else "✗"
     if isinstance(x, str):
         return x
-    try:
-        import numpy as np
-
-        if isinstance(x, np.integer):
-            return str(int(x))
-        if isinstance(x, np.floating):
-            x = float(x)
-    except ImportError:  # pragma: no cover - numpy is a dependency
-        pass
+    if isinstance(x, np.integer):
+        return str(int(x))
+    if isinstance(x, np.floating):
+        x = float(x)
     if isinstance(x, float) and math.isnan(x):
         return ""
     if isinstance(x, (int, float)):
