@@ -7,7 +7,8 @@ every page is opened in the system's Chromium driven by Selenium. Every host nam
 page the test asserts:
 
 * no console error and no failed request (network error or HTTP status >= 400);
-* no ``\\(`` or ``\\[`` left in the rendered text: MathJax typeset every formula;
+* no ``\\(`` or ``\\[`` left in the rendered text (MathJax typeset every formula), nor a TeX
+  command outside a formula (``\\varepsilon``, ``\\|``: a link text without delimiters);
 * every image loaded, with a non-zero size;
 * no element wider than the content column, and no block that scrolls sideways, except a
   table inside its scrollable box;
@@ -176,7 +177,10 @@ const body = document.body.cloneNode(true);
 body.querySelectorAll('pre, code, script, style, textarea, mjx-container, .highlight').forEach(e => e.remove());
 const text = body.textContent;
 out.raw_tex = [];
-for (const m of text.matchAll(/\\[(\[]/g)) { out.raw_tex.push(text.slice(Math.max(0, m.index - 40), m.index + 40)); }
+// "\(" / "\[": a formula MathJax did not typeset; "\varepsilon", "\|": TeX outside any formula
+for (const m of text.matchAll(/\\(?:[(\[|]|[a-zA-Z]{2,})/g)) {
+  out.raw_tex.push(text.slice(Math.max(0, m.index - 40), m.index + 40));
+}
 out.has_mathjax = !!window.MathJax;
 // images
 out.images = Array.from(document.images).map(i => ({src: i.currentSrc || i.src, ok: i.complete && i.naturalWidth > 0,

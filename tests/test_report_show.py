@@ -28,7 +28,7 @@ def test_table_has_caption_compact_cells_and_a_stable_html():
     html = table._repr_html_()
     assert "<caption>Table II: rates &lt;ours&gt;</caption>" in html  # escaped
     assert "<td>0.123</td>" in html and "<td>✓</td>" in html and "<th>FedPD</th>" in html
-    assert 'class="fedrepro-table-wrapper"' in html and "overflow-x:auto" in html
+    assert 'class="fedrepro-table-wrapper mathjax_process"' in html and "overflow-x:auto" in html
     assert html == show.table(frame, "Table II: rates <ours>")._repr_html_()  # no random ids
     text = repr(table)
     assert text.splitlines()[0] == "Table II: rates <ours>" and "0.123" in text and "0.123456" not in text
@@ -50,7 +50,7 @@ def test_dropdown_keeps_paragraphs_and_escapes():
     html = show.dropdown("Sources", "== FedPD ==\nline <1>\n\nsecond").__repr__()
     assert html.startswith("Sources")
     body = show.dropdown("Sources", "== FedPD ==\nline <1>\n\nsecond")._repr_html_()
-    assert body.startswith('<details class="fedrepro-dropdown"><summary>Sources</summary>')
+    assert body.startswith('<details class="fedrepro-dropdown mathjax_process"><summary>Sources</summary>')
     assert "<p>== FedPD ==<br/>line &lt;1&gt;</p><p>second</p>" in body
     assert " open>" in show.dropdown("t", "x", open=True)._repr_html_()
     with pytest.raises(ValueError, match="title"):
@@ -110,3 +110,12 @@ def test_prune_output_removes_maps_and_their_comments(tmp_path):
     assert {p.name for p in removed} == {"a.js.map", "fontawesome.js"}
     assert (static / "a.js").read_text() == "var a = 1;\n"
     assert "fontawesome" not in (tmp_path / "p.html").read_text()
+
+
+def test_quoted_tex_gets_mathjax_delimiters_in_tables_and_dropdowns():
+    assert show.tex_to_mathjax(r"optimized for $\rho \approx 0.3$, costs $$x$$") == \
+        r"optimized for \(\rho \approx 0.3\), costs $$x$$"
+    html = show.table({"claim": r"minimum for $N_{\rm e} \approx 10$"}, "claims")._repr_html_()
+    assert r"\(N_{\rm e} \approx 10\)" in html and "mathjax_process" in html
+    assert repr(show.table({"claim": r"$x$"}, "claims")).endswith("$x$")  # the text form keeps the quote
+    assert r"\(\tau\)" in show.dropdown("t", r"noise $\tau$")._repr_html_()

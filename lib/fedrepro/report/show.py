@@ -31,6 +31,7 @@ from __future__ import annotations
 import hashlib
 import html
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -39,7 +40,7 @@ import numpy as np
 from fedrepro.report.book import glue as _book_glue
 from fedrepro.report.book import sig3
 
-__all__ = ["Dropdown", "Table", "compact", "dropdown", "glue", "table"]
+__all__ = ["Dropdown", "Table", "compact", "dropdown", "glue", "table", "tex_to_mathjax"]
 
 
 def glue(name: str, value: Any, display: bool = False) -> None:
@@ -73,6 +74,15 @@ def compact(x: Any) -> str:
     return str(x)
 
 
+_INLINE_TEX = re.compile(r"(?<![\\$])\$([^$\n]+?)\$(?!\$)")
+
+
+def tex_to_mathjax(text: str) -> str:
+    """``$x$`` (the papers' quoted TeX) as ``\\(x\\)``, the inline delimiters MathJax reads in
+    the book; the table or dropdown that holds it is marked ``mathjax_process``."""
+    return _INLINE_TEX.sub(lambda m: "\\(" + m.group(1) + "\\)", text)
+
+
 class Table:
     """A captioned table for the book: HTML in the page, rounded text for nbval.
 
@@ -90,8 +100,8 @@ class Table:
         body = body.replace(">", ">" + cap, 1)
         # a stable id (from the caption) keeps the committed output byte-identical on rerun
         ident = "table-" + hashlib.sha1(self.caption.encode()).hexdigest()[:10]
-        return (f'<div class="fedrepro-table-wrapper" id="{ident}" style="overflow-x:auto;max-width:100%">'
-                f"{body}</div>")
+        return (f'<div class="fedrepro-table-wrapper mathjax_process" id="{ident}" '
+                f'style="overflow-x:auto;max-width:100%">{tex_to_mathjax(body)}</div>')
 
     def _repr_html_(self) -> str:
         return self.to_html()
@@ -143,8 +153,9 @@ class Dropdown:
         paragraphs = [p.strip() for p in self.text.strip().split("\n\n") if p.strip()]
         body = "".join("<p>" + html.escape(p).replace("\n", "<br/>") + "</p>" for p in paragraphs)
         state = " open" if self.open else ""
-        return (f'<details class="fedrepro-dropdown"{state}><summary>{html.escape(self.title)}</summary>'
-                f'<div class="fedrepro-dropdown-body">{body}</div></details>')
+        return (f'<details class="fedrepro-dropdown mathjax_process"{state}><summary>'
+                f'{tex_to_mathjax(html.escape(self.title))}</summary>'
+                f'<div class="fedrepro-dropdown-body">{tex_to_mathjax(body)}</div></details>')
 
     def __repr__(self) -> str:
         return f"{self.title}\n{self.text}"

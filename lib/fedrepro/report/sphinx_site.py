@@ -19,6 +19,8 @@ extension fixes them at build time, without patching the installed packages:
 * **The book's stylesheet** (``static/fedrepro.css``): captioned tables from
   :func:`fedrepro.report.book.table` scroll inside their box, printed output wraps inside the
   text column, collapsible prose from :func:`fedrepro.report.book.dropdown`.
+* **MathJax where outputs quote TeX**: a page whose formulas are only in tables or dropdowns
+  of cell outputs (``mathjax_process``) loads MathJax too.
 * **Search snippets from the article** (``static/fedrepro-search.js``): Sphinx 7.4 cuts a
   result's snippet from the whole main element, whose text begins with the header buttons, so
   results read ``....md``; the snippet now comes from the article, around the query's word.
@@ -91,6 +93,15 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
             context[key] = [s for s in context[key] if not _asset_name(s).endswith(_DROPPED_SCRIPTS)]
 
 
+def _math_in_outputs(app, pagename, templatename, context, doctree) -> None:
+    """A page whose only formulas are in cell outputs (tables quoting the papers' TeX, marked
+    ``mathjax_process`` by :mod:`fedrepro.report.show`) has no math node, so Sphinx would not
+    load MathJax there: count it as a page with equations (runs before Sphinx's own hook)."""
+    body = context.get("body", "")
+    if "mathjax_process" in body and "\\(" in body:
+        app.env.get_domain("math").data.setdefault("has_equations", {})[pagename] = True
+
+
 _ICON_SCRIPT = re.compile(r'[ \t]*<script[^>]*src="[^"]*_static/scripts/fontawesome\.js[^"]*"[^>]*></script>\n?')
 _SOURCE_MAP_COMMENT = re.compile(rb"\n?(?://# sourceMappingURL=[^\n]*|/\*# sourceMappingURL=[^*]*\*/)\s*$")
 
@@ -116,6 +127,14 @@ def prune_output(outdir: Path) -> list[Path]:
         new_text = _ICON_SCRIPT.sub("", text)
         if new_text != text:
             page.write_text(new_text, encoding="utf-8")
+    # the redirect page at the root (written by sphinx-external-toc) names no icon, so a
+    # browser asks for /favicon.ico, outside a site served from a sub-path
+    index, icon = Path(outdir) / "index.html", static / "favicon.svg"
+    if index.exists() and icon.exists():
+        text = index.read_text(encoding="utf-8")
+        if 'http-equiv="Refresh"' in text and 'rel="icon"' not in text:
+            index.write_text('<link rel="icon" href="_static/favicon.svg" type="image/svg+xml" />\n' + text,
+                             encoding="utf-8")
     icons = static / "scripts" / "fontawesome.js"
     if icons.exists():
         icons.unlink()
@@ -166,6 +185,7 @@ def setup(app) -> dict[str, Any]:
     app.connect("builder-inited", _add_static)
     app.add_css_file("fedrepro.css")
     app.add_js_file("fedrepro-search.js", priority=900)
+    app.connect("html-page-context", _math_in_outputs, priority=400)
     app.connect("html-page-context", _page_context, priority=900)
-    app.connect("build-finished", _build_finished)
+    app.connect("build-finished", _build_finished, priority=900)  # after the root redirect is written
     return {"parallel_read_safe": True, "parallel_write_safe": True}
