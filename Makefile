@@ -13,7 +13,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.fedrepro-installed
 # MathJax 3, served from the built site (no CDN): the npm package pinned by web/package-lock.json
-MATHJAX := web/node_modules/mathjax/es5/tex-chtml.js
+MATHJAX := web/node_modules/mathjax/es5/startup.js
 PROFILE ?= paper
 # Experiment units run on this many local worker processes in book/reproduce/verify
 # (tests stay serial); FEDREPRO_DASK_SCHEDULER=tcp://host:port sends them to a Dask cluster.
