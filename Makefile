@@ -3,6 +3,7 @@
 #   make test        set up .venv if needed, run the whole test suite
 #   make reproduce   recompute every result from scratch (ignores the results store)
 #   make verify      recompute the committed results in a scratch store and compare (CI)
+#   make publish     the built book as a self-contained static site folder (_build/site)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -11,6 +12,8 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.fedrepro-installed
+# MathJax 3, served from the built site (no CDN): the npm package pinned by web/package-lock.json
+MATHJAX := web/node_modules/mathjax/es5/startup.js
 PROFILE ?= paper
 # Experiment units run on this many local worker processes in book/reproduce/verify
 # (tests stay serial); FEDREPRO_DASK_SCHEDULER=tcp://host:port sends them to a Dask cluster.
@@ -22,16 +25,22 @@ export FEDREPRO_DATA_MIRROR ?= $(abspath ../shared/datasets)
 endif
 PIP_QUIET := grep -v -e 'is ignored: it is neither a file nor a directory' || true
 
-.PHONY: help setup chapters html book reproduce scorecard test test-fast verify check-results clean
+.PHONY: help setup chapters html book publish reproduce scorecard test test-fast verify check-results clean
 
 help:
 	@echo "make book       regenerate every chapter and build the HTML book (_build/html)"
 	@echo "make test       run the whole test suite (what CI runs)"
 	@echo "make reproduce  recompute every result from scratch, then rebuild the book"
 	@echo "make verify     recompute the committed results from the code and compare them (CI)"
-	@echo "make setup      create .venv and install the pinned environment"
+	@echo "make publish    build the book as a self-contained static site folder (_build/site)"
+	@echo "make setup      create .venv and install the pinned environment (Python, and MathJax from npm)"
 
-setup: $(STAMP)
+setup: $(STAMP) $(MATHJAX)
+
+$(MATHJAX): web/package.json web/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed to install MathJax for the book (apt-get install npm)"; exit 1; }
+	npm ci --prefix web --no-audit --no-fund --loglevel=error
+	@touch $(MATHJAX)
 
 $(STAMP): requirements.txt constraints.txt pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -57,6 +66,10 @@ html: setup check-results
 	@echo "The book is in $(CURDIR)/_build/html/index.html"
 
 book: setup chapters html
+
+# A folder that works from file:// and from any sub-path (what the Pages workflow deploys).
+publish: html
+	$(BIN)/python -m fedrepro.report.publish _build/html _build/site
 
 reproduce: setup
 	FEDREPRO_FORCE=1 FEDREPRO_WORKERS=$${FEDREPRO_WORKERS:-$(WORKERS)} $(BIN)/python -m fedrepro.report.chapters run --profile $(PROFILE)

@@ -110,8 +110,9 @@ def test_checked_outputs_print_no_roundoff_digits(path):
     for cell in nb.cells:
         if cell.cell_type != "code" or "nbval-check-output" not in cell.metadata.get("tags", []):
             continue
-        text = " ".join("".join(o.get("text", "") for o in cell.outputs
-                                if o.get("output_type") == "stream").split())  # undo line wrapping
+        text = " ".join("".join(o.get("text", "") if o.get("output_type") == "stream"
+                                else "".join(o.get("data", {}).get("text/plain", ""))  # tables (show.table)
+                                for o in cell.outputs).split())  # undo line wrapping
         tiny = re.findall(r"(?<!< )(?<![<\w.])\d(?:\.\d+)?e-(?:1\d|[2-9]\d|\d{3})\b", text)
         allowed = any(rel == f and key in cell.source for (f, key) in _SMALL_BUT_EXACT)
         assert not tiny or allowed, f"{rel}: cell `{cell.source[:60]}` prints {tiny[:3]}"

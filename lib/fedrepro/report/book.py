@@ -4,6 +4,10 @@ parameter, and one wrapper around ``myst_nb.glue``.
 Printed numbers that nbval compares are rounded to three significant digits
 (:func:`sig3`), so that the last bits of floating-point arithmetic on another CPU never
 change a committed output.
+
+Tables, collapsible text and figures are shown with :mod:`fedrepro.report.show`
+(``show.table``, ``show.dropdown``, ``show.glue``); they live there because this module is
+imported by the code of stored results, whose code hash covers it.
 """
 
 from __future__ import annotations
