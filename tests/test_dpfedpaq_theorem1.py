@@ -79,7 +79,7 @@ def test_heterogeneity_term_increases_with_E_under_budget_coupling():
     alpha = 1.0
     values = [t.theorem1_bound(_small(N=200, M=int(alpha * E), E=E, n=1000), 1000, 0.0)
               .terms["heterogeneity"] for E in (2, 5, 10, 50)]
-    assert all(b > a for a, b in zip(values, values[1:]))
+    assert all(b > a for a, b in zip(values, values[1:], strict=False))
 
 
 def test_experimental_schedule_not_of_theorem_form():
