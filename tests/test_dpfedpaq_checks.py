@@ -190,3 +190,117 @@ def test_bad_inputs():
         qc.check_unbiased(np.ones((2, 2)), 1, 10, np.random.default_rng(0))
     with pytest.raises(ValueError, match="gamma"):
         iq.check_recursion(1.0, 1.0, 1.0, 10)
+
+
+# ---------------------------------------------------------------- Monte Carlo checks (9-11)
+
+from fedrepro.dpfedpaq.checks import lemmas as lm  # noqa: E402
+from fedrepro.dpfedpaq.checks import synthetic as sy  # noqa: E402
+from fedrepro.dpfedpaq.checks import theorem as th  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def ridge():
+    p = sy.make_problem(np.random.default_rng(7), N=20, n=200, d=10, mu_reg=0.5)
+    return p, 1.5 * float(np.linalg.norm(p.x_star))
+
+
+def test_synthetic_constants_bound_sampled_points(ridge):
+    """The closed-form suprema dominate the quantities at random points of the ball."""
+    p, R = ridge
+    k = sy.constants(p, R)
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        h = rng.standard_normal(p.d)
+        x = p.x_star + R * rng.random() * h / np.linalg.norm(h)
+        g = p.local_gradients(x)
+        assert np.mean(np.sum((g - g.mean(axis=0)) ** 2, axis=1)) <= k["lam2"]
+        per = p.A * (p.A @ x - p.Y)[..., None] + p.mu_reg * x
+        assert np.linalg.norm(per, axis=2).max() <= k["G"]
+        dev = per - per.mean(axis=1, keepdims=True)
+        assert np.mean(np.sum(dev**2, axis=2), axis=1).max() <= k["sigma2"]
+    H = p.local_hessians()
+    assert k["mu"] == pytest.approx(np.linalg.eigvalsh(H)[:, 0].min(), rel=1e-12)
+    assert np.allclose(p.local_gradients(p.x_star).mean(axis=0), 0, atol=1e-12)
+
+
+def test_draw_batches_are_distinct(ridge):
+    idx = sy.draw_batches(np.random.default_rng(0), (50, 7), 30, 12)
+    assert idx.shape == (50, 7, 12)
+    assert all(len(set(row)) == 12 for row in idx.reshape(-1, 12).tolist())
+
+
+def _lemma_mc(ridge, s, eps, E=5, trials=300):
+    p, R = ridge
+    c, k = th.theorem_constants(p, R, E=E, M=10, b=1, s=s, epsilon=eps)
+    eta = 4.0 / (c.mu * t.lr_offset(c, "paper"))
+    nv = t.noise_variance(c, eta)
+    x = p.x_star + R / 2 * np.ones(p.d) / math.sqrt(p.d)
+    mc = lm.one_round(p, c, x, eta, k["G"], s, math.sqrt(nv), trials, np.random.default_rng(3))
+    return mc, lm.lemma_bounds(c, eta, R * R / 4, nv), nv, c
+
+
+def test_lemmas_hold_without_noise(ridge):
+    mc, b, _, _ = _lemma_mc(ridge, 4, None)
+    for name in ("lemma1", "lemma2", "lemma3"):
+        assert lm.check_lemma(name, mc, b).holds, name
+    assert lm.check_decomposition(mc).holds
+
+
+def test_lemma2_misses_the_noise(ridge):
+    """Errata item 4: with noise and no quantization, B = d ς²/N > 0 = Lemma 2's bound."""
+    mc, b, nv, c = _lemma_mc(ridge, None, 1.0)
+    assert b["lemma2"] == 0.0
+    assert not lm.check_lemma("lemma2", mc, b).holds
+    assert lm.check_lemma("lemma2-corrected", mc, b).holds
+    assert mc["B"] == pytest.approx(c.d * nv / c.N, rel=0.15)  # exact value, Monte Carlo error
+
+
+def test_isotropic_counterexample_to_printed_theorem():
+    """Errata item 1: eq. (18) as printed falls below the measured error when μ is small."""
+    p = sy.isotropic_problem(20, 1000, 10, 0.05)
+    c, k = th.theorem_constants(p, 2.0, E=1, M=20, b=10, s=None, epsilon=1.0)
+    x0 = np.ones(10) / math.sqrt(10)
+    printed = th.check_theorem1(p, c, 2.0, k["G"], T=600, trials=30, s=None, reading=("as_printed", "printed"),
+                                rng=np.random.default_rng(5), x0=x0)
+    corrected = th.check_theorem1(p, c, 2.0, k["G"], T=600, trials=30, s=None, reading=("corrected", "paper"),
+                                  rng=np.random.default_rng(5), x0=x0)
+    assert printed.details["applicable"] and not printed.holds and printed.ratio > 2
+    assert corrected.holds
+    # κ = 1: the printed schedule is the proof's
+    assert printed.details["gamma0"] == corrected.details["gamma0"] == 4.0
+
+
+def test_theorem1_holds_on_ridge(ridge):
+    p, R = ridge
+    c, k = th.theorem_constants(p, R, E=5, M=10, b=1, s=4, epsilon=None)
+    for reading in th.READINGS:
+        res = th.check_theorem1(p, c, R, k["G"], T=300, trials=4, s=4, reading=reading,
+                                rng=np.random.default_rng(2))
+        assert res.holds and res.ratio < 1e-2
+
+
+def test_check_theorem1_catches_a_too_small_bound(ridge, monkeypatch):
+    p, R = ridge
+    c, k = th.theorem_constants(p, R, E=1, M=10, b=1, s=None, epsilon=None)
+    monkeypatch.setattr(th, "bound_curve", lambda *a, **kw: np.full(len(a[1]), 1e-12))
+    res = th.check_theorem1(p, c, R, k["G"], T=20, trials=40, s=None, reading=("corrected", "paper"),
+                            rng=np.random.default_rng(2))
+    assert not res.holds
+
+
+def test_sensitivity_on_a_small_softmax_problem():
+    """Coupled neighbours: ‖u − u′‖ ≤ 2ηEC always, and above C/n (the authors' code)."""
+    from fedrepro.dpfedpaq.checks import sensitivity as se
+    from fedrepro.problems.softmax import softmax_problem
+
+    rng = np.random.default_rng(11)
+    images = rng.integers(0, 256, size=(400, 28, 28), dtype=np.uint8)
+    labels = rng.integers(0, 10, size=400)
+    parts = [np.arange(i * 100, (i + 1) * 100) for i in range(4)]
+    P = softmax_problem(images, labels, parts, mu=1e-3)
+    d = se.coupled_differences(P, np.zeros((785, 10)), 0.1, 5, 0.2, 1.0, 30, rng)
+    assert se.check_sensitivity(d, "rigorous", 0.1, 5, 1.0).holds
+    assert not se.check_sensitivity(d, "authors_code", 0.1, 5, 1.0).holds
+    clip = se.check_clip_norms(P, 0.01 * rng.standard_normal((785, 10)), np.arange(50), 1.0)
+    assert clip["closed_form"].holds and clip["clipped"].holds

@@ -100,7 +100,7 @@ def test_budget_schedules_and_smallest_E():
 
 
 @pytest.mark.parametrize("kw, name", [
-    (dict(mu=3.0), "mu"), (dict(M=3), "M"), (dict(b=11), "b"), (dict(q=-1.0), "q"),
+    (dict(mu=3.0), "mu"), (dict(M=3), "M"), (dict(b=11), "b"), (dict(b=6, epsilon=1.0, E=2), "b"), (dict(q=-1.0), "q"),
     (dict(epsilon=0.0), "epsilon"), (dict(epsilon=1.0, delta=0.5), "delta"), (dict(E=0), "E"),
 ])
 def test_bad_constants(kw, name):

@@ -99,11 +99,14 @@ class Theorem1Constants:
         check_int("d", self.d, 1)
         check_int("n", self.n, 1)
         check_int("E", self.E, 1)
-        check_int(f"b (mini-batch size, with E·b <= n = {self.n})", self.b, 1, max(1, self.n // self.E))
+        check_int(f"b (mini-batch size, at most n = {self.n})", self.b, 1, self.n)
         check_int("N", self.N, 1)
         check_int(f"M (devices per round, at most N = {self.N})", self.M, 1, self.N)
         if self.epsilon is not None:
             check_positive("epsilon", self.epsilon)
+            # Alg. 2 draws one subset of E·b records per round
+            check_int(f"b (mini-batch size of Alg. 2, with E·b <= n = {self.n})", self.b, 1,
+                      max(1, self.n // self.E))
             if not 0 < self.delta < self.E * self.b / self.n:
                 raise ValueError(f"delta must be in (0, gamma) = (0, {self.E * self.b / self.n}) "
                                  f"(delta/gamma < 1), got {self.delta!r}")

@@ -36,9 +36,9 @@ __all__ = [
     "training_epsilon",
 ]
 
-#: Orders of the RDP accountant: a fine grid on (1, 10], then up to 256.
+#: Orders of the RDP accountant: quarters on (1, 3], integers to 64, then 128 and 256.
 RDP_ORDERS: tuple[float, ...] = tuple(
-    [1.0 + x / 20 for x in range(1, 181)] + [11.0 + x for x in range(0, 90)] + [128.0, 192.0, 256.0])
+    [1.25, 1.5, 1.75, 2.25, 2.5, 2.75] + [float(a) for a in range(2, 65)] + [128.0, 256.0])
 
 
 def gaussian_profile(epsilon: float, sensitivity: float, sigma: float) -> float:
