@@ -183,12 +183,15 @@ def decide_c21(sigma2_by_gamma: list[float]) -> tuple[str, str]:
     return ("match" if ok else "miss", f"sigma^2 of (16) increasing in gamma on the grid: {ok}" + _EXPERIMENTAL_HALF)
 
 
-def decide_c35(bound_by_G: list[float], g_terms_ratio: float) -> tuple[str, str]:
+def decide_c35(bound_by_G: list[float], g_terms_ratio: float, g_share: float = math.nan) -> tuple[str, str]:
+    """The bound increases with G and its G terms scale as G²; ``g_share`` (their share of the
+    bound at G = C = 1) only enters the reason."""
     inc = all(b > a for a, b in zip(bound_by_G, bound_by_G[1:], strict=False))
     ok = inc and abs(g_terms_ratio - 4) <= 4e-12
     return ("match" if ok else "miss",
             f"bound (18) for G in 0.5, 1, 2, 4: {[sig3(b) for b in bound_by_G]}; the G terms scale by "
-            f"{g_terms_ratio:.12g} when G doubles")
+            f"{g_terms_ratio:.12g} when G doubles, but make up only {sig3(g_share)} of the bound at G = 1 "
+            "(MNIST constants): the G-free variance term dominates")
 
 
 # --------------------------------------------------------------------------- provider
@@ -275,7 +278,7 @@ def _claims(checks: dict[str, Any], theorem: dict[str, Any], budget: dict[str, A
     out["dpfedpaq-main-C21"] = Outcome(ours=st == "match", status=st, reason=why)
     by_G = [t.theorem1_bound(_mnist_constants(theorem, G2=g * g), T, x0) for g in (0.5, 1.0, 2.0, 4.0)]
     g_terms = [b.terms["quantization"] + b.terms["drift"] + b.terms["privacy"] for b in by_G]
-    st, why = decide_c35([b.total for b in by_G], g_terms[2] / g_terms[1])
+    st, why = decide_c35([b.total for b in by_G], g_terms[2] / g_terms[1], g_terms[1] / by_G[1].total)
     out["dpfedpaq-main-C35"] = Outcome(ours=st == "match", status=st, reason=why)
     return out
 
@@ -290,7 +293,8 @@ def outcomes() -> dict[str, Outcome]:
     rows = report.all_rows(checks, theorem)
     out: dict[str, Outcome] = {}
     for item, (family, prefix, label) in CHECK_ITEMS.items():
-        sel = [r for r in rows if r["family"] == family and r["statement"].startswith(prefix)]
+        sel = [r for r in rows if r["family"] == family and r["statement"].startswith(prefix)
+               and "relaxed" not in r["statement"]]  # the relaxed offset is our conjecture, shown apart
         st, why = decide_statement(sel)
         out[item] = Outcome(ours=st == "match", status=st, reason=why, kind="check", paper="dpfedpaq",
                             version="main", ref=label, paper_value="the statement holds",
