@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 __all__ = [
     "styled", "all_rows", "statement_summary", "summary_frame", "quantizer_frame", "realized_frame", "training_frame",
     "sensitivity_frame", "lr_frame", "lemma_frame", "theorem_frame", "isotropic_frame", "mnist_frame",
-    "heterogeneity_frame", "budget_rows", "budget_frame", "budget_constants", "verdicts",
+    "heterogeneity_frame", "budget_rows", "best_schedule", "budget_frame", "budget_constants", "verdicts",
     "figure_realized", "figure_lemmas", "figure_theorem", "figure_isotropic", "figure_budget",
     "figure_sensitivity",
 ]
@@ -202,6 +202,11 @@ def budget_rows(budget: dict[str, Any], theorem: dict[str, Any], T: int) -> list
                     "bound_printed": t.theorem1_bound(c, T, x0, variant="as_printed").total,
                     "bound_corrected": t.theorem1_bound(c, T, x0, variant="corrected", lr_offset_rule="relaxed").total})
     return out
+
+
+def best_schedule(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The feasible schedule with the lowest mean simulated loss."""
+    return min(rows, key=lambda r: r["loss"])
 
 
 def budget_frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
