@@ -66,6 +66,7 @@ PROVIDERS: tuple[str, ...] = (
     "fedrepro.chapters.fedplt.tuning.scorecard:outcomes",
     "fedrepro.chapters.fedplt.worst_case.scorecard:outcomes",
     "fedrepro.chapters.privacy_accounting.scorecard:outcomes",
+    "fedrepro.chapters.dpfedpaq.theory.scorecard:outcomes",
 )
 
 #: Why an item is not run yet, per paper, until its part is implemented.

@@ -1,0 +1,1 @@
+"""Chapters of the DP-FedPAQ part (privacy-augmented FedPAQ, Mohammadi et al.)."""

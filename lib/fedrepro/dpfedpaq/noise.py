@@ -1,0 +1,95 @@
+"""Sensitivity Δ_f of the released update and the noise std of Alg. 2 (spec §5.2–5.3).
+
+A scheduled device releases u = x_{k,E} − x_k after E clipped local steps of size η_k on
+disjoint mini-batches of b of its n records (subsampling ratio γ = Eb/n), plus Gaussian noise
+of std σ. Which Δ_f enters the calibration is not stated by the paper; the library offers
+(:data:`SENSITIVITIES`):
+
+* ``rigorous``: 2η_kEC — valid for substitution neighbours with per-sample clipping (couple
+  the two runs: the parameter gap grows by at most 2η_kC per step, and 1 − η_kμ ≤ 1);
+* ``theory``: 4η_kEC — what eqs. (18)/(51) imply (G playing the role of C); valid, 2×
+  conservative;
+* ``per_step``: 2η_kC/b — counts only the step that uses the differing record, ignoring its
+  propagation: a heuristic, not a valid bound for u;
+* ``authors_code``: C/n — the authors' public code (no η, E or b): not a valid bound for u.
+
+Only ``rigorous`` and ``theory`` give a valid (ε, δ) guarantee (per round).
+
+Calibrations (:data:`CALIBRATIONS`): ``paper`` is eq. (16), σ² = 8γ²Δ² ln(1.25γ/δ)/ε²
+(:func:`fedrepro.dpfedpaq.amplification.paper_noise_std`); ``exact`` inverts the amplification
+exactly and uses the analytic Gaussian mechanism (``exact_noise_std``); ``unamplified`` is
+eq. (13) without subsampling amplification, σ = Δ·sqrt(2 ln(1.25/δ))/ε. Each σ is linear in
+Δ, so a per-device multiplier σ/Δ is computed once and scaled by Δ_{i,k} every round.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fedrepro.core.validate import check_int, check_positive
+from fedrepro.dpfedpaq.amplification import exact_noise_std, paper_noise_std
+from fedrepro.privacy.gaussian import classical_gaussian_sigma
+from fedrepro.privacy.validate import check_delta
+
+__all__ = ["CALIBRATIONS", "SENSITIVITIES", "VALID_SENSITIVITIES", "noise_multipliers", "sensitivity"]
+
+SENSITIVITIES: tuple[str, ...] = ("rigorous", "theory", "per_step", "authors_code")
+#: The sensitivities that bound the released update (a valid per-round (ε, δ) guarantee).
+VALID_SENSITIVITIES: tuple[str, ...] = ("rigorous", "theory")
+CALIBRATIONS: tuple[str, ...] = ("paper", "exact", "unamplified")
+
+
+def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def sensitivity(mode: str, *, lr: float | np.ndarray, local_steps: int, clip: float,
+                batch_size: int | np.ndarray, n_samples: int | np.ndarray) -> np.ndarray:
+    """Δ_f of the released update under ``mode`` (see module docstring); broadcasts over
+    devices (``batch_size``, ``n_samples`` arrays) and returns a float64 array."""
+    mode = _check_choice("sensitivity", mode, SENSITIVITIES)
+    local_steps = check_int("local_steps (E)", local_steps, 1)
+    clip = check_positive("clip (C)", clip)
+    lr_arr = np.asarray(lr, dtype=float)
+    b = np.asarray(batch_size)
+    n = np.asarray(n_samples)
+    if np.any(~(lr_arr > 0)) or not np.all(np.isfinite(lr_arr)):
+        raise ValueError("lr must be in (0, inf)")
+    if b.dtype.kind not in "iu" or np.any(b < 1):
+        raise ValueError("batch_size must be integers >= 1")
+    if n.dtype.kind not in "iu" or np.any(n < 1):
+        raise ValueError("n_samples must be integers >= 1")
+    if mode == "rigorous":
+        out = 2 * lr_arr * local_steps * clip * np.ones(np.broadcast(b, n).shape)
+    elif mode == "theory":
+        out = 4 * lr_arr * local_steps * clip * np.ones(np.broadcast(b, n).shape)
+    elif mode == "per_step":
+        out = 2 * lr_arr * clip / b * np.ones(n.shape)
+    else:
+        out = clip / n * np.ones(np.broadcast(b, lr_arr).shape)
+    return np.asarray(out, dtype=float)
+
+
+def noise_multipliers(calibration: str, *, epsilon: float, delta: float,
+                      gamma: np.ndarray | float) -> np.ndarray:
+    """σ/Δ per device for ``calibration`` at target (ε, δ) and subsampling ratios ``gamma``
+    (one per device, in (0, 1], each > δ for the amplified calibrations)."""
+    calibration = _check_choice("calibration", calibration, CALIBRATIONS)
+    epsilon = check_positive("epsilon", epsilon)
+    delta = check_delta(delta)
+    g = np.atleast_1d(np.asarray(gamma, dtype=float))
+    if np.any(~(g > 0)) or np.any(g > 1):
+        raise ValueError("gamma (subsampling ratio E·b/n) must lie in (0, 1]")
+    if calibration == "unamplified":
+        return np.full(g.shape, classical_gaussian_sigma(epsilon, delta, 1.0))
+    fn = paper_noise_std if calibration == "paper" else exact_noise_std
+    cache: dict[float, float] = {}
+    out = np.empty(g.shape)
+    for j, gj in enumerate(g):  # few distinct values (b_i takes one or two values)
+        key = float(gj)
+        if key not in cache:
+            cache[key] = fn(epsilon, delta, 1.0, key)
+        out[j] = cache[key]
+    return out
