@@ -57,6 +57,9 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from fedrepro.alidpfl import fastclip
+from fedrepro.alidpfl.fastclip import FastOptions
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -170,7 +173,8 @@ def flatten(grads: Sequence[torch.Tensor]) -> torch.Tensor:
 # --------------------------------------------------------------------------- methods
 
 
-def _clipped_sum_loop(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip: float) -> list[torch.Tensor]:
+def _clipped_sum_loop(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip: float,
+                      options: FastOptions | None) -> list[torch.Tensor]:
     params = _parameters(model)
     total = [torch.zeros_like(p) for p in params]
     for s in range(x.shape[0]):
@@ -183,7 +187,8 @@ def _clipped_sum_loop(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip: 
     return total
 
 
-def _clipped_sum_opacus(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip: float) -> list[torch.Tensor]:
+def _clipped_sum_opacus(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip: float,
+                        options: FastOptions | None) -> list[torch.Tensor]:
     from opacus.grad_sample import GradSampleModuleFastGradientClipping
 
     params = _parameters(model)
@@ -213,21 +218,21 @@ def _clipped_sum_opacus(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip
     return out
 
 
-def _clipped_sum_fast(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip: float) -> list[torch.Tensor]:
-    from fedrepro.alidpfl.fastclip import clipped_sum
-
-    return clipped_sum(model, x, y, clip)
+def _clipped_sum_fast(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip: float,
+                      options: FastOptions | None) -> list[torch.Tensor]:
+    return fastclip.clipped_sum(model, x, y, clip, options=options or fastclip.DEFAULT_OPTIONS)
 
 
 _IMPLEMENTATIONS = {"loop": _clipped_sum_loop, "opacus": _clipped_sum_opacus, "fast": _clipped_sum_fast}
 
 
 def clipped_gradient_sum(model: nn.Module, xb: torch.Tensor, yb: torch.Tensor, clip: float, *,
-                         method: str = "fast") -> list[torch.Tensor]:
+                         method: str = "fast", fast_options: FastOptions | None = None) -> list[torch.Tensor]:
     """Σ_s g_s · min(1, C/‖g_s‖) over the batch ``(xb, yb)`` (cross-entropy per sample).
 
     One tensor per parameter (``model.parameters()`` order), on the model's device; the
     model's parameters and their ``.grad`` are left as they were. An empty batch gives zeros.
+    ``fast_options`` selects a variant of the fast method (:class:`fastclip.FastOptions`).
     """
     if method not in _IMPLEMENTATIONS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -239,12 +244,13 @@ def clipped_gradient_sum(model: nn.Module, xb: torch.Tensor, yb: torch.Tensor, c
         return [torch.zeros_like(p) for p in _parameters(model)]
     xb = xb.to(device=device, dtype=next(model.parameters()).dtype)
     yb = yb.to(device=device, dtype=torch.int64)
-    return _IMPLEMENTATIONS[method](model, xb, yb, float(clip))
+    return _IMPLEMENTATIONS[method](model, xb, yb, float(clip), fast_options)
 
 
 def noisy_clipped_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: DPSGDSettings,
                            generator: torch.Generator, *, method: str = "fast",
-                           noise: bool = True) -> tuple[list[torch.Tensor], int]:
+                           noise: bool = True, fast_options: FastOptions | None = None
+                           ) -> tuple[list[torch.Tensor], int]:
     """g̃ = (Σ_{s∈𝓑} ḡ_s + σC·ξ)/B on a Poisson batch 𝓑 of the client's data ``(x, y)``.
 
     Returns (g̃ per parameter, |𝓑|); the model is not changed. ``noise=False`` leaves out ξ
@@ -255,7 +261,7 @@ def noisy_clipped_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor, s
     _check_generator(generator)
     _check_data(model, x, y)
     idx = poisson_batch(int(x.shape[0]), settings.q, generator)
-    sums = clipped_gradient_sum(model, x[idx], y[idx], settings.clip, method=method)
+    sums = clipped_gradient_sum(model, x[idx], y[idx], settings.clip, method=method, fast_options=fast_options)
     scale = 1.0 / settings.divisor(int(x.shape[0]))
     std = float(settings.sigma) * float(settings.clip)
     out = []
@@ -268,9 +274,11 @@ def noisy_clipped_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor, s
 
 
 def dpsgd_step(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: DPSGDSettings,
-               generator: torch.Generator, *, method: str = "fast", noise: bool = True) -> int:
+               generator: torch.Generator, *, method: str = "fast", noise: bool = True,
+               fast_options: FastOptions | None = None) -> int:
     """One DP-SGD step on the client's data ``(x, y)``: w ← w − η g̃ in place; returns |𝓑|."""
-    grads, size = noisy_clipped_gradient(model, x, y, settings, generator, method=method, noise=noise)
+    grads, size = noisy_clipped_gradient(model, x, y, settings, generator, method=method, noise=noise,
+                                         fast_options=fast_options)
     with torch.no_grad():
         for p, g in zip(_parameters(model), grads, strict=True):
             p.add_(g, alpha=-float(settings.lr))
