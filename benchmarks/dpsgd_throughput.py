@@ -37,6 +37,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 
@@ -146,6 +148,23 @@ def measure(name: str, *, warmup: int, rounds: int, variants: bool, seed: int = 
             "timed_rounds": rounds}
 
 
+TUNED_GLIBC = "glibc.malloc.mmap_threshold=4294967295:glibc.malloc.trim_threshold=4294967295"
+
+
+def _compare_allocator(child_args: list[str]) -> None:
+    for rep in range(2):
+        for label, value in (("default", None), ("tuned", TUNED_GLIBC)):
+            env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
+            if value is not None:
+                env["GLIBC_TUNABLES"] = value
+            proc = subprocess.run([sys.executable, __file__, *child_args], env=env, check=True,
+                                  capture_output=True, text=True)
+            for line in proc.stdout.splitlines():
+                res = json.loads(line)
+                print(json.dumps({"allocator": label, "repeat": rep, "model": res["model"],
+                                  "samples_per_s": res["samples_per_s"]}), flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="few rounds (< 60 s), one JSON line per model")
@@ -155,7 +174,13 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--variants", action="store_true", help="also time the four fast variants")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                     help="torch intra-op threads (default: the cores given to this process)")
+    ap.add_argument("--compare-allocator", action="store_true",
+                    help="run this benchmark in child processes with glibc's default allocator settings and "
+                         "with TUNED_GLIBC, alternately (twice each), and print every child's JSON lines")
     args = ap.parse_args(argv)
+    if args.compare_allocator:
+        _compare_allocator([a for a in (argv if argv is not None else sys.argv[1:]) if a != "--compare-allocator"])
+        return
     rounds = args.rounds or (5 if args.quick else 25)
     warmup = args.warmup if args.warmup is not None else (2 if args.quick else 3)
     torch.set_num_threads(args.threads)

@@ -22,6 +22,10 @@ Public interface (stable; later additions only add keyword arguments or function
     Σ_s ḡ_s over an explicit batch (no sampling, no noise, no division).
 ``poisson_batch(n, q, generator) -> Tensor``: the sampled indices (int64, sorted).
 
+Every function above also takes ``fast_options=`` (a :class:`fastclip.FastOptions`, used by
+the ``"fast"`` method only) to pick a variant for benchmarking. Data ``x`` may live on any
+device; the batch is moved to the model's device (``make_cnn(..., device=...)``).
+
 Randomness: all of it comes from ``generator`` (a CPU ``torch.Generator``), in this order:
 n uniforms for the Poisson sampling, then (when ``noise`` and σ > 0) one standard normal tensor per
 parameter in ``model.parameters()`` order, drawn on the CPU and moved to the model's device.
