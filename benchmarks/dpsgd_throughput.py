@@ -22,7 +22,9 @@ second backward). torch uses as many intra-op threads as the process has cores (
 
 The process's allocator settings are read from the environment at start-up (glibc reads
 ``GLIBC_TUNABLES`` before Python runs), so they are the same for every method; the JSON says
-which were in force. ``--quick`` (under a minute) prints one JSON line per model.
+which were in force; ``--compare-env`` reruns the benchmark in child processes under the
+allocator and OpenMP settings of ``ENVIRONMENTS``. ``--quick`` (under a minute on a quiet
+machine) prints one JSON line per model.
 
 Run from the repository root, e.g.
 ``GLIBC_TUNABLES=glibc.malloc.mmap_threshold=4294967295:glibc.malloc.trim_threshold=4294967295
@@ -149,43 +151,50 @@ def measure(name: str, *, warmup: int, rounds: int, variants: bool, seed: int = 
 
 
 TUNED_GLIBC = "glibc.malloc.mmap_threshold=4294967295:glibc.malloc.trim_threshold=4294967295"
+#: Process environments compared by ``--compare-env`` (each must be set before the process starts).
+ENVIRONMENTS = {
+    "default": {},
+    "glibc-tuned": {"GLIBC_TUNABLES": TUNED_GLIBC},
+    "glibc-tuned+omp-passive": {"GLIBC_TUNABLES": TUNED_GLIBC, "OMP_WAIT_POLICY": "PASSIVE"},
+}
 
 
-def _compare_allocator(child_args: list[str]) -> None:
+def _compare_env(child_args: list[str]) -> None:
     for rep in range(2):
-        for label, value in (("default", None), ("tuned", TUNED_GLIBC)):
-            env = {k: v for k, v in os.environ.items() if k != "GLIBC_TUNABLES"}
-            if value is not None:
-                env["GLIBC_TUNABLES"] = value
+        for label, extra in ENVIRONMENTS.items():
+            env = {k: v for k, v in os.environ.items() if k not in ("GLIBC_TUNABLES", "OMP_WAIT_POLICY")}
+            env.update(extra)
             proc = subprocess.run([sys.executable, __file__, *child_args], env=env, check=True,
                                   capture_output=True, text=True)
             for line in proc.stdout.splitlines():
                 res = json.loads(line)
-                print(json.dumps({"allocator": label, "repeat": rep, "model": res["model"],
-                                  "samples_per_s": res["samples_per_s"]}), flush=True)
+                print(json.dumps({"environment": label, "repeat": rep, "model": res["model"],
+                                  "samples_per_s": res["samples_per_s"], "ratios": res["ratios"],
+                                  "loadavg_1min": res["machine"]["loadavg_1min"]}), flush=True)
 
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="few rounds (< 60 s), one JSON line per model")
-    ap.add_argument("--rounds", type=int, default=None, help="timed rounds (default 25; quick: 5)")
+    ap.add_argument("--rounds", type=int, default=None, help="timed rounds (default 15; quick: 5)")
     ap.add_argument("--warmup", type=int, default=None, help="untimed rounds (default 3; quick: 2)")
     ap.add_argument("--models", default="fmnist,cifar10")
     ap.add_argument("--variants", action="store_true", help="also time the four fast variants")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
                     help="torch intra-op threads (default: the cores given to this process)")
-    ap.add_argument("--compare-allocator", action="store_true",
-                    help="run this benchmark in child processes with glibc's default allocator settings and "
-                         "with TUNED_GLIBC, alternately (twice each), and print every child's JSON lines")
+    ap.add_argument("--compare-env", action="store_true",
+                    help="run this benchmark in child processes under each of ENVIRONMENTS (allocator, "
+                         "OpenMP wait policy), alternately, twice each; print one JSON line per child and model")
     args = ap.parse_args(argv)
-    if args.compare_allocator:
-        _compare_allocator([a for a in (argv if argv is not None else sys.argv[1:]) if a != "--compare-allocator"])
+    if args.compare_env:
+        _compare_env([a for a in (argv if argv is not None else sys.argv[1:]) if a != "--compare-env"])
         return
-    rounds = args.rounds or (5 if args.quick else 25)
+    rounds = args.rounds or (5 if args.quick else 15)
     warmup = args.warmup if args.warmup is not None else (2 if args.quick else 3)
     torch.set_num_threads(args.threads)
     env = {"cpu": _cpu_model(), "threads": torch.get_num_threads(), "torch": torch.__version__,
-           "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", "")}
+           "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", ""),
+           "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "")}
     for name in args.models.split(","):
         load0 = os.getloadavg()[0]
         res = measure(name, warmup=warmup, rounds=rounds, variants=args.variants)
