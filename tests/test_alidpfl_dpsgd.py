@@ -119,6 +119,20 @@ def test_step_without_noise_equals_loop(shape, method, batch):
         assert _rel(moved[1], moved[0]) < 1e-5
 
 
+def test_methods_work_under_no_grad_and_in_eval_mode(models, loop_reference):
+    shape = (1, 28, 28)
+    model = models[shape]
+    x, y, _, clip, ref = loop_reference[shape]
+    model.eval()
+    try:
+        with torch.no_grad():
+            for method in ("fast", "opacus"):
+                assert _rel(dpsgd.clipped_gradient_sum(model, x, y, clip, method=method), ref) < 1e-5
+    finally:
+        model.train()
+    assert model.training
+
+
 def test_clipped_sum_respects_clip_bound(models):
     # Every clipped per-sample gradient has norm <= C, so ||sum|| <= |B|·C (triangle inequality).
     x, y = _data((1, 28, 28), 10, seed=4)

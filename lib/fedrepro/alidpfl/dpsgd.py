@@ -199,6 +199,8 @@ def _clipped_sum_opacus(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip
     saved = [p.grad for p in params]
     for p in params:
         p.grad = None
+    training = model.training
+    model.train()  # Opacus's hooks only record in training mode (the CNN has no mode-dependent layer)
     gsm = GradSampleModuleFastGradientClipping(
         model, batch_first=True, loss_reduction="sum", max_grad_norm=clip, use_ghost_clipping=True)
     try:
@@ -217,6 +219,7 @@ def _clipped_sum_opacus(model: nn.Module, x: torch.Tensor, y: torch.Tensor, clip
             out = [p.grad.detach().clone() if p.grad is not None else torch.zeros_like(p) for p in params]
     finally:
         gsm._close()
+        model.train(training)
         for p, g in zip(params, saved, strict=True):
             p.grad = g
     return out
@@ -248,7 +251,8 @@ def clipped_gradient_sum(model: nn.Module, xb: torch.Tensor, yb: torch.Tensor, c
         return [torch.zeros_like(p) for p in _parameters(model)]
     xb = xb.to(device=device, dtype=next(model.parameters()).dtype)
     yb = yb.to(device=device, dtype=torch.int64)
-    return _IMPLEMENTATIONS[method](model, xb, yb, float(clip), fast_options)
+    with torch.enable_grad():  # also when called under torch.no_grad()
+        return _IMPLEMENTATIONS[method](model, xb, yb, float(clip), fast_options)
 
 
 def noisy_clipped_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor, settings: DPSGDSettings,
