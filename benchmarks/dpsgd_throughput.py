@@ -15,8 +15,9 @@ uniform labels (throughput does not depend on the values). Compared, on the same
 Each round draws one seed; every method steps its own copy of the model with a generator
 seeded by it, so all methods see the same Poisson batch (and the same noise). The methods run
 one after the other inside each round (interleaved, so that drift in the machine's load hits
-them alike); the first ``--warmup`` rounds are not timed; samples/s is the median over the
-timed rounds of |batch|/time. ``--variants`` adds the four variants of the fast method
+them alike). In each round the loop takes one step and every other method ``--inner`` steps
+(each method's k-th step of a round on the same batch); the first ``--warmup`` rounds are not
+timed; samples/s is the median over the timed steps of |batch|/time. ``--variants`` adds the four variants of the fast method
 (conv norms materialised or by the Gram identity × clipped sum by book-keeping or by a
 second backward). torch uses as many intra-op threads as the process has cores (``--threads``).
 
@@ -118,7 +119,7 @@ def _steppers(shape: tuple[int, int, int], x: torch.Tensor, y: torch.Tensor,
     return out
 
 
-def measure(name: str, *, warmup: int, rounds: int, variants: bool, seed: int = 0) -> dict:
+def measure(name: str, *, warmup: int, rounds: int, variants: bool, inner: int = 1, seed: int = 0) -> dict:
     shape = MODELS[name]
     gen = torch.Generator().manual_seed(seed)
     x = torch.randn(N_CLIENT, *shape, generator=gen)
@@ -128,26 +129,29 @@ def measure(name: str, *, warmup: int, rounds: int, variants: bool, seed: int = 
     rates: dict[str, list[float]] = {m: [] for m in steppers}
     sizes = []
     for r in range(warmup + rounds):
-        step_seed = 1000 + r
-        for method, step in steppers.items():
-            t0 = time.perf_counter()
-            size = step(step_seed)
-            dt = time.perf_counter() - t0
+        for i in range(inner):
+            step_seed = 1000 + r * inner + i
+            for method, step in steppers.items():
+                if method == "loop" and i > 0:
+                    continue  # the slow reference runs once per round
+                t0 = time.perf_counter()
+                size = step(step_seed)
+                dt = time.perf_counter() - t0
+                if r >= warmup:
+                    rates[method].append(size / dt)
             if r >= warmup:
-                rates[method].append(size / dt)
-        if r >= warmup:
-            sizes.append(size)
+                sizes.append(size)
     sps = {m: statistics.median(v) for m, v in rates.items()}
     ratios = {"fast/nonprivate": sps["fast"] / sps["nonprivate"], "fast/opacus": sps["fast"] / sps["opacus"],
               "fast/loop": sps["fast"] / sps["loop"], "opacus/loop": sps["opacus"] / sps["loop"],
               "nonprivate/loop": sps["nonprivate"] / sps["loop"]}
-    return {"model": name, "input_shape": list(shape), "batch_mean": statistics.mean(sizes),
+    return {"model": name, "input_shape": list(shape), "batch_mean": round(statistics.mean(sizes), 1),
             "samples_per_s": {m: round(v, 1) for m, v in sps.items()},
             "ratios": {k: round(v, 3) for k, v in ratios.items()},
             "targets_met": {"fast>=0.75*nonprivate": ratios["fast/nonprivate"] >= 0.75,
                             "fast>=1.5*opacus": ratios["fast/opacus"] >= 1.5},
             "noise_off_rel_diff_to_loop": {k: float(f"{v:.3g}") for k, v in exact.items()},
-            "timed_rounds": rounds}
+            "timed_rounds": rounds, "inner_steps": inner}
 
 
 TUNED_GLIBC = "glibc.malloc.mmap_threshold=4294967295:glibc.malloc.trim_threshold=4294967295"
@@ -176,8 +180,10 @@ def _compare_env(child_args: list[str]) -> None:
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="few rounds (< 60 s), one JSON line per model")
-    ap.add_argument("--rounds", type=int, default=None, help="timed rounds (default 15; quick: 5)")
-    ap.add_argument("--warmup", type=int, default=None, help="untimed rounds (default 3; quick: 2)")
+    ap.add_argument("--rounds", type=int, default=None, help="timed rounds (default 15; quick: 4)")
+    ap.add_argument("--warmup", type=int, default=None, help="untimed rounds (default 3; quick: 1)")
+    ap.add_argument("--inner", type=int, default=None,
+                    help="steps per round of every method but the loop (default 2; quick: 3)")
     ap.add_argument("--models", default="fmnist,cifar10")
     ap.add_argument("--variants", action="store_true", help="also time the four fast variants")
     ap.add_argument("--threads", type=int, default=len(os.sched_getaffinity(0)),
@@ -189,15 +195,16 @@ def main(argv: list[str] | None = None) -> None:
     if args.compare_env:
         _compare_env([a for a in (argv if argv is not None else sys.argv[1:]) if a != "--compare-env"])
         return
-    rounds = args.rounds or (5 if args.quick else 15)
-    warmup = args.warmup if args.warmup is not None else (2 if args.quick else 3)
+    rounds = args.rounds or (4 if args.quick else 15)
+    warmup = args.warmup if args.warmup is not None else (1 if args.quick else 3)
+    inner = args.inner or (3 if args.quick else 2)
     torch.set_num_threads(args.threads)
     env = {"cpu": _cpu_model(), "threads": torch.get_num_threads(), "torch": torch.__version__,
            "GLIBC_TUNABLES": os.environ.get("GLIBC_TUNABLES", ""),
            "OMP_WAIT_POLICY": os.environ.get("OMP_WAIT_POLICY", "")}
     for name in args.models.split(","):
         load0 = os.getloadavg()[0]
-        res = measure(name, warmup=warmup, rounds=rounds, variants=args.variants)
+        res = measure(name, warmup=warmup, rounds=rounds, variants=args.variants, inner=inner)
         res["machine"] = env | {"loadavg_1min": [round(load0, 2), round(os.getloadavg()[0], 2)]}
         print(json.dumps(res), flush=True)
 
