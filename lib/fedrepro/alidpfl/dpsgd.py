@@ -47,7 +47,11 @@ Methods (identical updates up to floating-point rounding; a test pins 1e-5 relat
     clipped sum by book-keeping from the same quantities (no second backward).
 
 Clip factor: min(1, C/‖g_s‖) exactly (a zero gradient gets factor 1); the public code's
-C/(‖g‖ + 1e-6) differs from it by a relative 1e-6/‖g‖·C-scale amount, which we do not copy.
+C/(‖g‖ + 1e-6) is smaller by a relative 1e-6/‖g‖ on clipped samples; we do not copy it.
+
+Speed on CPU (``benchmarks/README.md``): run with the Makefile's ``GLIBC_TUNABLES`` and
+``OMP_WAIT_POLICY=PASSIVE`` (both read at process start) and torch intra-op threads equal to
+the cores given to the process.
 """
 
 from __future__ import annotations
