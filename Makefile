@@ -23,6 +23,15 @@ WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
 ifneq ($(wildcard ../shared/datasets),)
 export FEDREPRO_DATA_MIRROR ?= $(abspath ../shared/datasets)
 endif
+# glibc allocator: keep freed memory in the heap instead of returning it to the kernel (no mmap
+# for large blocks, no trimming). This avoids ~1e5 page faults per DP-SGD step of the ALI-DPFL
+# CNN (benchmarks/README.md has the measured effect). glibc reads it at process start, so it is
+# set here for every entry point (chapters, workers, tests), not from Python.
+export GLIBC_TUNABLES ?= glibc.malloc.mmap_threshold=4294967295:glibc.malloc.trim_threshold=4294967295
+# OpenMP threads (torch's intra-op pool) sleep instead of spinning between parallel regions: on
+# a machine shared with other jobs, spinning threads wait for descheduled siblings (measured
+# 4-5x slower DP-SGD steps under load, benchmarks/README.md). OpenBLAS (NumPy) is not affected.
+export OMP_WAIT_POLICY ?= PASSIVE
 PIP_QUIET := grep -v -e 'is ignored: it is neither a file nor a directory' || true
 
 .PHONY: help setup chapters html book publish reproduce scorecard test test-fast verify check-results clean
