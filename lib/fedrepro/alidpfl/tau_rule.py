@@ -130,7 +130,7 @@ def estimate_constants(reports: Sequence[ClientReport],
     g_global = np.stack([np.asarray(r.grad_global, dtype=np.float64) for r in reports])
     full = w @ g_global
     rho = beta = xi = 0.0
-    for wi, r, gg in zip(w, reports, g_global):
+    for wi, r, gg in zip(w, reports, g_global, strict=True):
         if r.distance > 0:
             rho += wi * abs(r.loss_local - r.loss_global) / r.distance
             beta += wi * float(np.linalg.norm(np.asarray(r.grad_local, np.float64) - gg)) / r.distance
