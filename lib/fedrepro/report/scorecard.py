@@ -67,6 +67,7 @@ PROVIDERS: tuple[str, ...] = (
     "fedrepro.chapters.fedplt.worst_case.scorecard:outcomes",
     "fedrepro.chapters.privacy_accounting.scorecard:outcomes",
     "fedrepro.chapters.dpfedpaq.theory.scorecard:outcomes",
+    "fedrepro.chapters.alidpfl.scorecard:outcomes",
 )
 
 #: Why an item is not run yet, per paper, until its part is implemented.

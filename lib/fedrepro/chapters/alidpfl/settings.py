@@ -1,0 +1,230 @@
+"""The reading study of the chapter "ALI-DPFL: which setting reproduces the paper's level?".
+
+Each candidate reading of the paper and of its public code is one configuration of the same
+training code (:mod:`fedrepro.alidpfl.training`), run with τ = 1 and one seed, and the
+global model's accuracy on the test set is read after a fixed number of local iterations
+(79, the smallest R_c of the paper, ε = 1.55),
+beside the non-private run with the same steps:
+
+* ``spec``: the spec's literal reading (40 label-sorted shards per client, q = 0.015, noisy
+  sum ÷ q|D_i| = 90, C = 0.1, σ = 1.1, η = 0.5, |D_i|-weighted averaging, standard test set);
+* ``no-noise``: the same without the noise (clipping kept);
+* ``non-private``: without noise and clipping (plain FedAvg with the same steps);
+* ``code-q-divisor``: the public code's defaults q = 0.05 and gradient divisor 64;
+* ``dirichlet``: the public code's partition: Dirichlet(1.0) over train + test merged, each
+  client's data split 75/25, accuracy on the pooled client test parts;
+* ``dirichlet-unweighted``: the same with the plain mean of the clients' models (with equal
+  |D_i|, as under the shards, weighting cannot matter).
+
+Readings that need no extra run: best-over-rounds (the maximum of the curve on a fixed 2k
+test subset), the improved RDP conversion (the number of iterations each ε allows under it,
+:func:`improved_iterations`), "iteration" = local epoch (1/q = 67 DP-SGD steps per iteration:
+at 79 "iterations" 5,300 steps, beyond this chapter's compute; :func:`epoch_steps`).
+
+Each reading is its own stored result (``alidpfl/reading-<name>.json``), computed with
+checkpoints (:func:`fedrepro.alidpfl.training.train`), so an interrupted study resumes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, ClassVar
+
+import numpy as np
+
+from fedrepro.alidpfl.budget import Budgets
+from fedrepro.alidpfl.setting import FederatedSetting, build_clients
+from fedrepro.alidpfl.training import RunPlan, train
+from fedrepro.core.cache import ExperimentConfig, config_hash, load_or_run, result_path
+from fedrepro.privacy.budget import max_steps_bisection
+from fedrepro.report.book import check_profile
+
+__all__ = ["READINGS", "ReadingConfig", "run_reading", "load_reading", "improved_iterations",
+           "epoch_steps", "reading_frame"]
+
+#: reading → (label, FederatedSetting overrides, RunPlan overrides)
+READINGS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
+    "spec": ("spec (q = 0.015, ÷ 90, shards)", {}, {}),
+    "non-private": ("no noise, no clipping", {}, {"clip": False, "noise": False}),
+    "code-q-divisor": ("public code: q = 0.05, ÷ 64", {"q": 0.05}, {"q": 0.05, "divisor": 64.0}),
+    "dirichlet": ("public code: Dirichlet(1.0), 75/25 client splits", {"partition": "dirichlet"}, {}),
+    "no-noise": ("clipping, no noise", {}, {"noise": False}),
+    "dirichlet-unweighted": ("Dirichlet, unweighted mean", {"partition": "dirichlet"},
+                             {"aggregation": "unweighted"}),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadingConfig(ExperimentConfig):
+    """One reading of the setting, trained with τ = 1 for ``iterations`` local iterations."""
+
+    part: ClassVar[str] = "alidpfl"
+    experiment: ClassVar[str] = "reading"
+    seed_name: ClassVar[str] = "fedrepro.chapters.alidpfl.settings:ReadingConfig"
+    verify_rtol: ClassVar[float] = 0.05
+    verify_atol: ClassVar[float] = 0.02
+    verify_note: ClassVar[str] = ("float32 training on a CPU: kernels differ between machines in "
+                                  "the last bits, which hundreds of noisy steps amplify")
+
+    profile: str = "paper"
+    reading: str = "spec"
+    seed: int = 0
+
+    def result_name(self) -> str:
+        base = f"reading-{self.reading}"
+        return base if self.profile == "paper" else f"{base}-{self.profile}"
+
+    @property
+    def eval_iterations(self) -> tuple[int, ...]:
+        if self.profile == "quick":
+            return (1, 2)
+        return (79,)
+
+    @property
+    def subset(self) -> int | None:
+        return 200 if self.profile == "quick" else None
+
+
+def _setting(cfg: ReadingConfig) -> FederatedSetting:
+    return FederatedSetting(**READINGS[cfg.reading][1])
+
+
+def run_reading(cfg: ReadingConfig) -> dict[str, Any]:
+    """Train the reading with τ = 1 up to its last evaluation point."""
+    check_profile(cfg.profile)
+    if cfg.reading not in READINGS:
+        raise ValueError(f"reading must be one of {sorted(READINGS)}, got {cfg.reading!r}")
+    s = _setting(cfg)
+    data = build_clients(s, np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xDA7A])),
+                         subset=cfg.subset)
+    last = max(cfg.eval_iterations)
+    plan = RunPlan(Budgets(1.0, last, last), tau=1, eval_rounds=cfg.eval_iterations,
+                   curve_every=2 if cfg.profile == "quick" else 10,
+                   curve_size=200 if cfg.profile == "quick" else 2000, seed=cfg.seed,
+                   **READINGS[cfg.reading][2])
+    folder = result_path(cfg).parent / ".checkpoints" / f"{cfg.result_name()}-{config_hash(cfg)[:16]}"
+    out = train(plan, data, checkpoint_dir=folder)
+    out["labels_per_client"] = (data.label_counts() > 0).sum(axis=1)
+    out["client_sizes"] = data.sizes
+    out["test_size"] = len(data.test_y)
+    return out
+
+
+def load_reading(reading: str, profile: str = "paper", seed: int = 0) -> dict[str, Any]:
+    """The stored result of one reading (computed if missing or stale)."""
+    return load_or_run(ReadingConfig(profile=profile, reading=reading, seed=seed), run_reading)
+
+
+def improved_iterations(epsilons: tuple[float, ...] = (1.55, 1.75, 2.0), q: float = 0.015,
+                        sigma: float = 1.1, delta: float = 1e-5) -> dict[str, list[int]]:
+    """R_c by the bisection under the basic (paper) and the improved (public code) conversion."""
+    return {"epsilon": list(epsilons),
+            "basic": [max_steps_bisection(e, q, sigma, delta) for e in epsilons],
+            "improved": [max_steps_bisection(e, q, sigma, delta, conversion="improved")
+                         for e in epsilons]}
+
+
+def epoch_steps(iterations: int, q: float = 0.015) -> int:
+    """DP-SGD steps in ``iterations`` local epochs of 1/q Poisson steps each."""
+    return int(round(iterations / q))
+
+
+def reading_frame(results: dict[str, dict[str, Any]], paper_level: dict[int, float] | None = None):
+    """One row per reading: accuracy (%) after each evaluated iteration count, best over the
+    curve, and the gap to the non-private run at the same count."""
+    import pandas as pd
+
+    rows = []
+    base = results.get("non-private")
+    for name, res in results.items():
+        row: dict[str, Any] = {"reading": READINGS[name][0]}
+        for it, acc in zip(res["eval_rounds"], res["eval_accuracy"], strict=True):
+            row[f"acc @ {int(it)} it. (%)"] = round(100 * float(acc), 1)
+            if base is not None and int(it) in list(base["eval_rounds"]):
+                j = list(base["eval_rounds"]).index(int(it))
+                row[f"vs non-private @ {int(it)}"] = round(100 * (float(acc) - float(base["eval_accuracy"][j])), 1)
+        row["best over curve (%)"] = round(100 * float(res["best_curve_accuracy"]), 1)
+        row["labels / client"] = round(float(np.mean(res["labels_per_client"])), 1)
+        rows.append(row)
+    frame = pd.DataFrame(rows).set_index("reading")
+    if paper_level:
+        for it, value in paper_level.items():
+            frame[f"paper @ {it} it. (%)"] = value
+    return frame
+
+
+#: The readings this chapter shows (in this order); the others of :data:`READINGS` are
+#: defined but were not run for the committed chapter (see the chapter's closing note).
+CHAPTER_READINGS: tuple[str, ...] = ("spec", "non-private", "dirichlet", "no-noise")
+
+PAPER_CELL_79 = "alidpfl-main-TII-tau-1-rs-eq-2rc-fmnist-eps-1p55"
+
+
+def load_chapter(profile: str = "paper") -> dict[str, dict[str, Any]]:
+    """The stored results of :data:`CHAPTER_READINGS` (computed if missing or stale)."""
+    return {r: load_reading(r, profile) for r in CHAPTER_READINGS}
+
+
+def paper_level_79() -> float:
+    """The paper's accuracy (%) of τ = 1 at ε = 1.55 (R_c = 79), Fashion-MNIST, Table II."""
+    from fedrepro.report import paper
+
+    cells = {c.id: c for c in paper.load_table(paper.table_id("alidpfl", "main", "II"))}
+    return float(cells[PAPER_CELL_79].value)
+
+
+def labels_frame(results: dict[str, dict[str, Any]]):
+    """Labels per client: closed form for 40 and 4 random shards, and the drawn partitions."""
+    import pandas as pd
+
+    from fedrepro.alidpfl.setting import expected_labels_per_client
+
+    rows = [("40 random shards (expected)", round(expected_labels_per_client(400, 40), 2), 6000),
+            ("4 random shards (expected)", round(expected_labels_per_client(400, 4), 2), 600)]
+    for name, res in results.items():
+        if name in ("spec", "dirichlet"):
+            rows.append((f"{READINGS[name][0]} (drawn, seed 0)",
+                         round(float(np.mean(res["labels_per_client"])), 2),
+                         int(round(float(np.mean(res["client_sizes"]))))))
+    return pd.DataFrame(rows, columns=["partition", "labels per client", "|D_i| (mean)"]).set_index("partition")
+
+
+def iterations_frame():
+    """R_c under the basic and the improved RDP conversion, and the steps if an
+    "iteration" were a local epoch."""
+    import pandas as pd
+
+    it = improved_iterations()
+    frame = pd.DataFrame({"epsilon": it["epsilon"], "R_c basic (paper)": it["basic"],
+                          "R_c improved (public code)": it["improved"]})
+    frame["DP-SGD steps if 'iteration' = local epoch"] = [epoch_steps(n) for n in it["basic"]]
+    return frame.set_index("epsilon")
+
+
+def figure_curves(results: dict[str, dict[str, Any]]):
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.5, 3.6))
+    for name, res in results.items():
+        ax.plot(res["curve_rounds"], 100 * res["curve_accuracy"], "o-", ms=3, label=READINGS[name][0])
+    ax.axhline(paper_level_79(), ls=":", c="k", label="paper, tau = 1 at 79 iterations")
+    ax.set_xlabel("local iterations (tau = 1: rounds)")
+    ax.set_ylabel("test accuracy on a fixed subset (%)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    return fig
+
+
+def unaccounted_frame(estimate_samples: int = 512, expected_batch: float = 90.0):
+    """Per client and round, the gradient evaluations of ALI-DPFL's estimates that the
+    accountant does not charge, beside the DP-SGD ones it charges, for τ = 1, 2, 5."""
+    import pandas as pd
+
+    from fedrepro.alidpfl.tau_rule import unaccounted_evaluations
+
+    rows = []
+    for tau in (1, 2, 5):
+        u = unaccounted_evaluations(estimate_samples, tau, expected_batch)
+        rows.append((tau, int(u["accounted"]), int(u["unaccounted"]), round(u["ratio"], 1)))
+    return pd.DataFrame(rows, columns=["tau", "accounted (DP-SGD)", "unaccounted (estimates)",
+                                       "ratio"]).set_index("tau")
