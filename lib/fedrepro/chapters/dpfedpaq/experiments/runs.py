@@ -84,9 +84,11 @@ PROFILE_SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
-def _curve_rounds(K: int) -> set[int]:
-    """Evaluation rounds of a curve: every round up to 10, then every 5th, and K."""
-    return set(range(min(K, 10) + 1)) | set(range(0, K + 1, 5)) | {K}
+def _curve_rounds(K: int, *, early: bool = False) -> set[int]:
+    """Evaluation rounds of a curve: 0, 1, 2, 3, 5, then every 10th round and K; with
+    ``early`` every round up to 10 (Fig. 3b's early instability)."""
+    first = set(range(min(K, 10) + 1)) if early else {k for k in (0, 1, 2, 3, 5) if k <= K}
+    return first | set(range(0, K + 1, 10)) | {K}
 
 
 def spec(profile: str, **overrides: Any) -> RunSpec:
@@ -117,7 +119,7 @@ def registry(profile: str) -> dict[str, tuple[RunSpec, tuple[int, ...]]]:
     # Fig. 2 (a, b): E on the top row; one run per (E, version) long enough for both panels
     for E in st["E_top"]:
         kk = max(K, T // E)
-        every = max(1, (T // 100) // E) if E * 1 <= T else 1
+        every = max(1, (T // 20) // E)  # Fig. 2b: 20 points over the T iterations
         rounds = _curve_rounds(K) | set(range(0, T // E + 1, every)) | {T // E}
         for algo in ("vanilla", "private"):
             _add(reg, spec(profile, algo=algo, E=E, K=kk, accuracy=True), rounds)
@@ -136,9 +138,10 @@ def registry(profile: str) -> dict[str, tuple[RunSpec, tuple[int, ...]]]:
         if st["het10"]:
             _add(reg, spec(profile, algo="vanilla", s=s, n_digits=10), curve)
     # Fig. 3 (b): devices per round
+    early = _curve_rounds(K, early=True)
     for M in st["Ms"]:
-        _add(reg, spec(profile, algo="vanilla", M=M), curve)
-        _add(reg, spec(profile, M=M), curve)
+        _add(reg, spec(profile, algo="vanilla", M=M), early)
+        _add(reg, spec(profile, M=M), early)
     # Fig. 4 (a): eps (with accuracy); (b) C at eps = 1 and 0.1; (c, d) gamma x C
     for e in st["eps"]:
         _add(reg, spec(profile, eps=e, accuracy=True), curve)
