@@ -65,6 +65,7 @@ PROVIDERS: tuple[str, ...] = (
     "fedrepro.chapters.fedplt.participation_privacy.scorecard:outcomes",
     "fedrepro.chapters.fedplt.tuning.scorecard:outcomes",
     "fedrepro.chapters.privacy_accounting.scorecard:outcomes",
+    "fedrepro.chapters.dpfedpaq.experiments.scorecard:outcomes",
 )
 
 #: Why an item is not run yet, per paper, until its part is implemented.
