@@ -25,7 +25,7 @@ from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
 from fedrepro.report.book import sig3
 
 __all__ = [
-    "CLAIMS", "FIGURES", "FIGURE_CLAIMS", "NOT_RUN", "decide", "evidence", "verdicts",
+    "CLAIMS", "FIGURES", "FIGURE_CLAIMS", "NOT_RUN", "decide", "evidence", "lines", "verdicts",
     "increasing", "decreasing", "rounds_to_reach",
 ]
 
@@ -523,6 +523,15 @@ def verdicts(runs: Runs, profile: str = "paper") -> dict[str, tuple[str, str]]:
     for item, why in NOT_RUN.items():
         out[item] = ("not-run", why)
     return out
+
+
+def lines(verdicts_: Mapping[str, tuple[str, str]], *items: str) -> str:
+    """One line per item (short id such as ``"C24"``): id, status and evidence."""
+    out = []
+    for item in items:
+        status, why = verdicts_[f"dpfedpaq-main-{item}"]
+        out.append(f"{item}: {status}: {why}")
+    return "\n".join(out)
 
 
 def decide(item: str, runs: Runs, profile: str = "paper") -> tuple[str, str]:
