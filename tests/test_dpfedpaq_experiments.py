@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from fedrepro.chapters.dpfedpaq.experiments import claims as cl
-from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, RunsConfig, registry, spec
+from fedrepro.chapters.dpfedpaq.experiments.runs import GROUPS, PROFILE_SETTINGS, RunsConfig, registry, spec
 
 
 def test_orderings():
@@ -82,7 +82,7 @@ def test_registry_covers_every_figure_parameter():
     reg = registry("paper")
     st = PROFILE_SETTINGS["paper"]
     assert st["seeds"] >= 3
-    assert len(RunsConfig().units()) == 3 * len(reg)
+    assert sum(len(RunsConfig(group=g).units()) for g in GROUPS) == 3 * len(reg)
     for E in st["E_top"]:
         for algo in ("vanilla", "private"):
             run, rounds = reg[spec("paper", algo=algo, E=E, K=max(100, 2000 // E)).name()]
@@ -123,3 +123,13 @@ def test_evidence_pipeline_on_synthetic_runs(profile):
         # is the worst, so C34 holds
         assert v["dpfedpaq-main-C44"][0] == "match"
         assert v["dpfedpaq-main-C34"][0] == "match"
+
+
+def test_missing_groups_are_not_run():
+    """A store without a group (read-only context): its claims and figures are not-run."""
+    reg = registry("paper")
+    fake = {name: None for name in registry("paper", "fig3")}
+    v = cl.verdicts({k: v for k, v in fake.items() if v is not None}, "paper")
+    assert v["dpfedpaq-main-C29"][0] == "not-run" and "not computed" in v["dpfedpaq-main-C29"][1]
+    assert v["dpfedpaq-main-F3b"][0] == "not-run"
+    assert len(reg) > len(fake)

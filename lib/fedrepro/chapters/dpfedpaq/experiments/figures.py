@@ -17,7 +17,7 @@ from matplotlib.figure import Figure
 from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
 from fedrepro.dpfedpaq.quantizer import bits
 
-__all__ = ["INVALID_NOTE", "fig2_accuracy", "fig2_bottom", "fig2_top", "fig3", "fig4", "fig4_grid",
+__all__ = ["INVALID_NOTE", "draw", "fig2_accuracy", "fig2_bottom", "fig2_top", "fig3", "fig4", "fig4_grid",
            "valid_calibration"]
 
 INVALID_NOTE = "† private runs with the authors' code's noise (Δ = C/nᵢ): not a valid (ε, δ) guarantee"
@@ -200,3 +200,17 @@ def valid_calibration(runs: Runs, profile: str = "paper") -> Figure:
            title="which ε trains with a valid guarantee")
     ax.legend(fontsize=7)
     return _finish(fig, note=False)
+
+
+def draw(name: str, runs: Runs, profile: str = "paper") -> Figure:
+    """The figure ``name`` (a function of this module taking (runs, profile)), or a
+    placeholder saying which run is not stored (a read-only store missing a group)."""
+    fn = {"fig2_top": fig2_top, "fig2_accuracy": fig2_accuracy, "fig2_bottom": fig2_bottom, "fig3": fig3,
+          "fig4": fig4, "valid_calibration": valid_calibration}[name]
+    try:
+        return fn(runs, profile)
+    except KeyError as err:
+        fig = Figure(figsize=(6, 1.2))
+        fig.text(0.5, 0.5, f"not computed: the stored runs lack {err.args[0]}", ha="center", va="center",
+                 fontsize=7, wrap=True)
+        return fig

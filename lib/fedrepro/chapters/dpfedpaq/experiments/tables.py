@@ -14,8 +14,8 @@ from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
 from fedrepro.dpfedpaq.quantizer import bits
 from fedrepro.report.book import sig3
 
-__all__ = ["authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "noise_frame",
-           "styled", "valid_calibration_frame", "verdict_counts"]
+__all__ = ["available", "authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "noise_frame",
+           "styled", "valid_calibration_frame", "valid_summary", "verdict_counts"]
 
 Runs = Mapping[str, Mapping[str, np.ndarray]]
 
@@ -24,6 +24,15 @@ def styled(frame: pd.DataFrame, caption: str) -> Any:
     """A Styler with a caption, 3 significant digits and a fixed id (stable HTML)."""
     return frame.style.set_caption(caption).format(lambda v: sig3(v) if isinstance(v, (float, np.floating)) else v
                                                    ).set_uuid("dpfedpaq")
+
+
+def available(fn, *args: Any) -> pd.DataFrame:
+    """``fn(*args)``, or a one-row frame saying which run is not stored (read-only store
+    missing a group)."""
+    try:
+        return fn(*args)
+    except KeyError as err:
+        return pd.DataFrame({"not computed": [f"the stored runs lack {err.args[0]}"]})
 
 
 def _final(run: Mapping[str, np.ndarray], metric: str = "loss") -> np.ndarray:
@@ -117,6 +126,22 @@ def noise_frame(runs: Runs, profile: str) -> pd.DataFrame:
                      "‖z‖ first 10 rounds": float(np.mean(run["noise_norm_first10"])),
                      "‖u‖ first 10 rounds": float(np.mean(run["update_norm_first10"]))})
     return pd.DataFrame(rows).set_index("eps")
+
+
+def valid_summary(runs: Runs, profile: str) -> str:
+    """Three lines: the smallest ε of the wide grid whose valid-calibration run ends below the
+    initial loss ln 10, and the noise-to-update ratios at ε = 1 (valid and authors')."""
+    try:
+        noise = noise_frame(runs, profile)
+        valid = valid_calibration_frame(runs, profile)
+    except KeyError as err:
+        return f"not computed: the stored runs lack {err.args[0]}"
+    trains = noise.index[noise["final loss"] < np.log(10)].tolist()
+    return "\n".join([
+        f"smallest eps on the grid that ends below the initial loss: {sig3(trains[0]) if trains else None}",
+        f"noise/update norm ratio at eps=1, valid sensitivity: {sig3(float(valid.loc[1.0, '‖z‖/‖u‖ rigorous']))}",
+        f"noise/update norm ratio at eps=1, authors' sensitivity: "
+        f"{sig3(float(valid.loc[1.0, '‖z‖/‖u‖ authors_code']))}"])
 
 
 def authors_profile_frame(runs: Runs, profile: str) -> pd.DataFrame:
