@@ -133,3 +133,15 @@ def test_missing_groups_are_not_run():
     assert v["dpfedpaq-main-C29"][0] == "not-run" and "not computed" in v["dpfedpaq-main-C29"][1]
     assert v["dpfedpaq-main-F3b"][0] == "not-run"
     assert len(reg) > len(fake)
+
+
+def test_decide_C38_and_variance_ratios():
+    r = cl.noise_variance_ratios((0.2, 0.4, 0.8), 1e-4)
+    # independent closed form: ratio = 4 gamma^2 ln(1.25 gamma/delta) / ln(1.25/delta)
+    for g, (ratio, cond) in r.items():
+        expect = 4 * g * g * np.log(1.25 * g / 1e-4) / np.log(1.25 / 1e-4)
+        assert ratio == pytest.approx(expect, rel=1e-12) and cond == (expect < 1)
+    assert r[0.2][1] and not r[0.8][1]
+    assert cl.decide_C38(r, 1.0, 1.2, 0.2)[0]
+    assert not cl.decide_C38(r, 1.3, 1.2, 0.2)[0]
+    assert not cl.decide_C38({0.2: (0.5, False)}, 1.0, 1.2, 0.2)[0]

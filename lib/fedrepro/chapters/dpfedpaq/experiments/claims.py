@@ -9,7 +9,7 @@ seed spread" means each next mean is at least the previous one minus the larger 
 spreads.
 
 The claims decided here (the experimental items of ``data/paper/claims/dpfedpaq.yaml``): the
-figure items F2a–F4d and claims C02, C08, C09, C22–C32, C34, C36, C37, C39–C47; C48 (other
+figure items F2a–F4d and claims C02, C08, C09, C22–C32, C34, C36–C47; C48 (other
 models) is not run. The theorem, privacy-mechanism and communication items belong to the
 theory chapter and the privacy-accounting chapter.
 """
@@ -37,7 +37,7 @@ CLAIMS: tuple[str, ...] = (
     "dpfedpaq-main-C31", "dpfedpaq-main-C32", "dpfedpaq-main-C34", "dpfedpaq-main-C36",
     "dpfedpaq-main-C37", "dpfedpaq-main-C39", "dpfedpaq-main-C40", "dpfedpaq-main-C41",
     "dpfedpaq-main-C42", "dpfedpaq-main-C43", "dpfedpaq-main-C44", "dpfedpaq-main-C45",
-    "dpfedpaq-main-C46", "dpfedpaq-main-C47",
+    "dpfedpaq-main-C46", "dpfedpaq-main-C47", "dpfedpaq-main-C38",
 )
 #: Figure items: "match" when every claim of this chapter about the figure holds.
 FIGURE_CLAIMS: dict[str, tuple[str, ...]] = {
@@ -327,6 +327,29 @@ def decide_C47(gammas: Sequence[float], c1: Sequence[float], spreads: Sequence[f
                          f"changes over rounds 50-100 at gamma=0.2: C=0.5 {sig3(var_c05)}, C=1 {sig3(var_c1)}")
 
 
+def noise_variance_ratios(gammas: Sequence[float], delta: float) -> dict[float, tuple[float, bool]]:
+    """Per γ: σ²(eq. 16)/σ²(eq. 13) at the same ε, δ, Δ (independent of ε and Δ), and whether
+    the condition 4γ² ln(1.25γ/δ) < ln(1.25/δ) of claim C38 holds."""
+    from fedrepro.dpfedpaq.amplification import paper_noise_std
+    from fedrepro.privacy.gaussian import classical_gaussian_sigma
+
+    base = classical_gaussian_sigma(1.0, delta, 1.0) ** 2
+    return {float(g): (paper_noise_std(1.0, delta, 1.0, g) ** 2 / base,
+                       4 * g * g * np.log(1.25 * g / delta) < np.log(1.25 / delta)) for g in gammas}
+
+
+def decide_C38(ratios: Mapping[float, tuple[float, bool]], loss_sub: float, loss_nosub: float,
+               gamma: float) -> tuple[bool, str]:
+    """The variance ratio is < 1 exactly where the stated condition holds, and the private
+    loss with subsampling at γ is below the loss without subsampling (γ = 1, eq. 13)."""
+    consistent = all((r < 1) == cond for r, cond in ratios.values())
+    ok = consistent and loss_sub < loss_nosub
+    txt = ", ".join(f"gamma={g:g}: {sig3(r)}" for g, (r, _) in ratios.items())
+    return ok, (f"sigma^2(eq. 16)/sigma^2(eq. 13) at delta=1e-4: {txt} (< 1 exactly where "
+                f"4 gamma^2 ln(1.25 gamma/delta) < ln(1.25/delta): {consistent}); final loss gamma={gamma:g} "
+                f"{sig3(loss_sub)} vs gamma=1 with eq. (13) noise {sig3(loss_nosub)}")
+
+
 def decide_better(label: str, ours: float, other: float, other_label: str) -> tuple[bool, str]:
     """``ours`` strictly below ``other``."""
     return ours < other, f"{label} {sig3(ours)} vs {other_label} {sig3(other)}"
@@ -529,6 +552,13 @@ def evidence(runs: Runs, profile: str = "paper") -> dict[str, tuple[bool | None,
                                     direction="decreasing")
         out["dpfedpaq-main-C09"] = (ok1 and ok2, f"{why1}; {why2}")
     _guarded(out, _section_5, ('dpfedpaq-main-C02', 'dpfedpaq-main-C08', 'dpfedpaq-main-C09'))
+
+    def _section_6() -> None:
+        nosub_f = float(np.mean(_at(_run(runs, profile, gamma=1.0, calibration="unamplified"), K)))
+        sub_f = float(np.mean(_at(_run(runs, profile, gamma=min(gammas)), K)))
+        ratios = noise_variance_ratios((0.2, 0.4, 0.6, 0.8), 1e-4)
+        out["dpfedpaq-main-C38"] = decide_C38(ratios, sub_f, nosub_f, min(gammas))
+    _guarded(out, _section_6, ("dpfedpaq-main-C38",))
 
     return out
 
