@@ -16,12 +16,19 @@ theory chapter and the privacy-accounting chapter.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
-from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
+with warnings.catch_warnings():
+    # pooch (imported with the MNIST loader) imports tqdm.auto, which warns on stderr in a
+    # Jupyter kernel without ipywidgets; import it quietly first (chapters and the scorecard)
+    warnings.simplefilter("ignore")
+    import tqdm.auto  # noqa: F401
+
+from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec  # noqa: E402
 from fedrepro.report.book import sig3
 
 __all__ = [

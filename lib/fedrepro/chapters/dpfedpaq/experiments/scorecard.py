@@ -10,17 +10,30 @@ runs.
 
 from __future__ import annotations
 
+from typing import Any
+
 from fedrepro.chapters.dpfedpaq.experiments.claims import verdicts
-from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+from fedrepro.chapters.dpfedpaq.experiments.runs import GROUPS, RunsConfig, combine, run_unit
+from fedrepro.core.cache import run_units
 from fedrepro.report.scorecard import Outcome
 
 __all__ = ["outcomes", "outcomes_for"]
 
 
+def _all_runs(profile: str) -> dict[str, Any]:
+    """Every group of runs; a group not stored raises :class:`fedrepro.core.cache.MissingResult`
+    in a read-only context (the scorecard then skips this provider, computing nothing)."""
+    out: dict[str, Any] = {}
+    for group in GROUPS:
+        cfg = RunsConfig(profile=profile, group=group)
+        out.update(run_units(cfg, cfg.units(), run_unit, combine=combine)["runs"])
+    return out
+
+
 def outcomes_for(profile: str = "paper") -> dict[str, Outcome]:
-    """The outcomes computed from the stored runs of ``profile``."""
+    """The outcomes computed from the stored runs of ``profile`` (all groups required)."""
     out = {}
-    for item, (status, reason) in verdicts(load_runs(profile), profile).items():
+    for item, (status, reason) in verdicts(_all_runs(profile), profile).items():
         ours = None if status == "not-run" else status == "match"
         out[item] = Outcome(ours=ours, status=status, reason=reason)
     return out
