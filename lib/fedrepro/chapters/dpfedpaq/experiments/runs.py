@@ -3,8 +3,9 @@
 A run is a :class:`RunSpec` (algorithm and its parameters); :func:`registry` lists, per
 profile, every run the figures, claims and the valid-calibration section need, each once
 (runs shared by several figures are computed once; their evaluation rounds are merged).
-:class:`RunsConfig` is the stored experiment: one unit per (run, seed) through
-:func:`fedrepro.core.cache.run_units`, combined into ``{run name: {metric: (seeds, rounds)}}``.
+:class:`RunsConfig` is one stored experiment per group of runs (:data:`GROUPS`): one unit
+per (run, seed) through :func:`fedrepro.core.cache.run_units`, combined into
+``{run name: {metric: (seeds, rounds)}}``.
 
 Defaults (spec §6.2): HET_MNIST(2), N = 100, M = 10, E = 10, K = 100, η_k = 0.1/(1 + kE/100),
 s = 10, γ = 0.2, C = 1, ε = 1, δ = 10⁻⁴; vanilla batch 64, private b_i = ⌊γn_i/E⌋. The
@@ -27,12 +28,13 @@ from typing import Any
 import numpy as np
 
 from fedrepro.core import rng
-from fedrepro.core.cache import ExperimentConfig, run_units
+from fedrepro.core.cache import ExperimentConfig, MissingResult, run_units
 from fedrepro.dpfedpaq.algorithms import fedpaq, private_fedpaq
 from fedrepro.dpfedpaq.mnist import het_mnist_problem
 from fedrepro.report.book import check_profile
 
-__all__ = ["PROFILE_SETTINGS", "RunSpec", "RunsConfig", "load_runs", "registry", "run_unit", "spec"]
+__all__ = ["GROUPS", "PROFILE_SETTINGS", "RunSpec", "RunsConfig", "load_runs", "missing_groups", "registry", "run_unit",
+           "spec"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,9 +86,11 @@ PROFILE_SETTINGS: dict[str, dict[str, Any]] = {
 }
 
 
-def _curve_rounds(K: int) -> set[int]:
-    """Evaluation rounds of a curve: every round up to 10, then every 5th, and K."""
-    return set(range(min(K, 10) + 1)) | set(range(0, K + 1, 5)) | {K}
+def _curve_rounds(K: int, *, early: bool = False) -> set[int]:
+    """Evaluation rounds of a curve: 0, 1, 2, 3, 5, then every 10th round and K; with
+    ``early`` every round up to 10 (Fig. 3b's early instability)."""
+    first = set(range(min(K, 10) + 1)) if early else {k for k in (0, 1, 2, 3, 5) if k <= K}
+    return first | set(range(0, K + 1, 10)) | {K}
 
 
 def spec(profile: str, **overrides: Any) -> RunSpec:
@@ -96,84 +100,101 @@ def spec(profile: str, **overrides: Any) -> RunSpec:
     return RunSpec(**{**base, **overrides})
 
 
-def _add(reg: dict[str, tuple[RunSpec, set[int]]], run: RunSpec, rounds: set[int]) -> str:
-    """Register ``run`` evaluated at ``rounds``; merges rounds (and accuracy) of duplicates."""
+#: Groups of runs, each stored as one result, in the order they are computed (the light
+#: figures first); a run shared by several figures belongs to the first group listing it.
+GROUPS: tuple[str, ...] = ("fig2top", "fig3", "fig4", "claims", "valid", "fig2bottom")
+_REGISTRATION_ORDER: tuple[str, ...] = ("fig2top", "fig2bottom", "fig3", "fig4", "claims", "valid")
+
+
+def _add(reg: dict[str, tuple[RunSpec, set[int], str]], run: RunSpec, rounds: set[int], group: str) -> str:
+    """Register ``run`` evaluated at ``rounds`` in ``group``; merges rounds (and accuracy) of
+    duplicates, which stay in the group that registered them first."""
     key = dataclasses.replace(run, accuracy=False).name()
     if key in reg:
-        old, r = reg[key]
-        reg[key] = (dataclasses.replace(old, accuracy=old.accuracy or run.accuracy), r | rounds)
+        old, r, g = reg[key]
+        reg[key] = (dataclasses.replace(old, accuracy=old.accuracy or run.accuracy), r | rounds, g)
     else:
-        reg[key] = (run, set(rounds))
+        reg[key] = (run, set(rounds), group)
     return key
 
 
+@lru_cache(maxsize=8)
+def registry(profile: str, group: str | None = None) -> dict[str, tuple[RunSpec, tuple[int, ...]]]:
+    """Every run of ``profile`` (or of one of its :data:`GROUPS`): ``{name: (spec, evaluation
+    rounds)}`` (figures, claims, the valid-calibration section and the authors'-code
+    emulation)."""
+    if group is not None and group not in GROUPS:
+        raise ValueError(f"group must be one of {GROUPS}, got {group!r}")
+    return {k: (v[0], v[1]) for k, v in _full_registry(profile).items() if group in (None, v[2])}
+
+
 @lru_cache(maxsize=4)
-def registry(profile: str) -> dict[str, tuple[RunSpec, tuple[int, ...]]]:
-    """Every run of ``profile``: ``{name: (spec, evaluation rounds)}`` (figures, claims, the
-    valid-calibration section and the authors'-code emulation)."""
+def _full_registry(profile: str) -> dict[str, tuple[RunSpec, tuple[int, ...], str]]:
     st = PROFILE_SETTINGS[check_profile(profile)]
-    reg: dict[str, tuple[RunSpec, set[int]]] = {}
+    reg: dict[str, tuple[RunSpec, set[int], str]] = {}
     K, T, Kb = st["K"], st["T"], st["K_bottom"]
     # Fig. 2 (a, b): E on the top row; one run per (E, version) long enough for both panels
     for E in st["E_top"]:
         kk = max(K, T // E)
-        every = max(1, (T // 100) // E) if E * 1 <= T else 1
+        every = max(1, (T // 20) // E)  # Fig. 2b: 20 points over the T iterations
         rounds = _curve_rounds(K) | set(range(0, T // E + 1, every)) | {T // E}
         for algo in ("vanilla", "private"):
-            _add(reg, spec(profile, algo=algo, E=E, K=kk, accuracy=True), rounds)
+            _add(reg, spec(profile, algo=algo, E=E, K=kk, accuracy=True), rounds, "fig2top")
     # Fig. 2 (c, d): loss after K_bottom rounds and after T iterations, E x gamma
     for E in st["E_bottom"]:
         kk = max(Kb, T // E)
         rounds = {0, Kb, T // E}
-        _add(reg, spec(profile, algo="vanilla", E=E, K=kk), rounds)
+        _add(reg, spec(profile, algo="vanilla", E=E, K=kk), rounds, "fig2bottom")
         for g in st["gammas"]:
-            _add(reg, spec(profile, E=E, K=kk, gamma=g), rounds)
+            _add(reg, spec(profile, E=E, K=kk, gamma=g), rounds, "fig2bottom")
     curve = _curve_rounds(K)
     # Fig. 3 (a): quantization levels, vanilla (and private, claims C31/C32; HET(10), C43)
     for s in st["levels"]:
-        _add(reg, spec(profile, algo="vanilla", s=s), curve)
-        _add(reg, spec(profile, s=s), curve)
+        _add(reg, spec(profile, algo="vanilla", s=s), curve, "fig3")
+        _add(reg, spec(profile, s=s), curve, "fig3")
         if st["het10"]:
-            _add(reg, spec(profile, algo="vanilla", s=s, n_digits=10), curve)
+            _add(reg, spec(profile, algo="vanilla", s=s, n_digits=10), curve, "fig3")
     # Fig. 3 (b): devices per round
+    early = _curve_rounds(K, early=True)
     for M in st["Ms"]:
-        _add(reg, spec(profile, algo="vanilla", M=M), curve)
-        _add(reg, spec(profile, M=M), curve)
+        _add(reg, spec(profile, algo="vanilla", M=M), early, "fig3")
+        _add(reg, spec(profile, M=M), early, "fig3")
     # Fig. 4 (a): eps (with accuracy); (b) C at eps = 1 and 0.1; (c, d) gamma x C
     for e in st["eps"]:
-        _add(reg, spec(profile, eps=e, accuracy=True), curve)
+        _add(reg, spec(profile, eps=e, accuracy=True), curve, "fig4")
     for c in st["clips"]:
-        _add(reg, spec(profile, clip=c, eps=min(st["eps"])), curve)
+        _add(reg, spec(profile, clip=c, eps=min(st["eps"])), curve, "fig4")
         for g in st["gammas"]:
-            _add(reg, spec(profile, clip=c, gamma=g), curve)
+            _add(reg, spec(profile, clip=c, gamma=g), curve, "fig4")
     for d in st["deltas"]:  # C23
-        _add(reg, spec(profile, delta=d), curve)
+        _add(reg, spec(profile, delta=d), curve, "fig4")
     # Claims C02, C08, C38: no subsampling (gamma = 1) and unamplified noise (eq. 13)
-    _add(reg, spec(profile, gamma=1.0, calibration="unamplified", accuracy=True), curve)
-    _add(reg, spec(profile, calibration="unamplified", accuracy=True), curve)
+    _add(reg, spec(profile, gamma=1.0, calibration="unamplified", accuracy=True), curve, "claims")
+    _add(reg, spec(profile, calibration="unamplified", accuracy=True), curve, "claims")
     # Claims C09, C41: clipping and subsampling without noise
     for c in st["clips_nonoise"]:
-        _add(reg, spec(profile, eps=None, clip=c), curve)
+        _add(reg, spec(profile, eps=None, clip=c), curve, "claims")
     for g in st["gammas_nonoise"]:
-        _add(reg, spec(profile, eps=None, gamma=g), curve)
+        _add(reg, spec(profile, eps=None, gamma=g), curve, "claims")
     for g in st["gammas"]:
-        _add(reg, spec(profile, eps=None, clip=min(st["clips"]), gamma=g), curve)
+        _add(reg, spec(profile, eps=None, clip=min(st["clips"]), gamma=g), curve, "claims")
     # Valid calibration: Fig. 4 (a) with the valid sensitivity 2ηEC and with per_step
     for e in st["eps"]:
-        _add(reg, spec(profile, eps=e, sensitivity="rigorous"), curve)
-        _add(reg, spec(profile, eps=e, sensitivity="per_step"), curve)
+        _add(reg, spec(profile, eps=e, sensitivity="rigorous"), curve, "valid")
+        _add(reg, spec(profile, eps=e, sensitivity="per_step"), curve, "valid")
     for e in st["eps_needed"]:  # which eps would train with a valid guarantee (exact calibration)
-        _add(reg, spec(profile, eps=e, sensitivity="rigorous", calibration="exact"), curve)
+        _add(reg, spec(profile, eps=e, sensitivity="rigorous", calibration="exact"), curve, "valid")
     # The authors' code emulated (epochs, batch clipping, their noise)
     for e in st["eps_authors"]:
-        _add(reg, spec(profile, eps=e, semantics="authors_code"), curve)
-    return {k: (v[0], tuple(sorted(v[1]))) for k, v in reg.items()}
+        _add(reg, spec(profile, eps=e, semantics="authors_code"), curve, "valid")
+    return {k: (v[0], tuple(sorted(v[1])), v[2]) for k, v in reg.items()}
 
 
 @dataclasses.dataclass(frozen=True)
 class RunsConfig(ExperimentConfig):
-    """All runs of the chapter for ``profile``, each on ``PROFILE_SETTINGS[profile]["seeds"]``
-    seeds (common random numbers: seed j of every run draws from the same streams)."""
+    """The runs of one :data:`GROUPS` entry for ``profile``, each on
+    ``PROFILE_SETTINGS[profile]["seeds"]`` seeds (common random numbers: seed j of every run,
+    in every group, draws from the same streams)."""
 
     part = "dpfedpaq"
     experiment = "experiments-runs"
@@ -185,10 +206,15 @@ class RunsConfig(ExperimentConfig):
     verify_units = 2
 
     profile: str = "paper"
+    group: str = "fig4"
+
+    def result_name(self) -> str:
+        stem = f"experiments-{self.group}"
+        return stem if self.profile == "paper" else f"{stem}-{self.profile}"
 
     def units(self) -> list[str]:
         n = PROFILE_SETTINGS[check_profile(self.profile)]["seeds"]
-        return [f"{name}--seed{j}" for name in registry(self.profile) for j in range(n)]
+        return [f"{name}--seed{j}" for name in registry(self.profile, self.group) for j in range(n)]
 
 
 @contextlib.contextmanager
@@ -222,7 +248,7 @@ def run_unit(cfg: RunsConfig, unit: str) -> dict[str, Any]:
 
 def _run_unit(cfg: RunsConfig, unit: str) -> dict[str, Any]:
     name, _, seed_txt = unit.rpartition("--seed")
-    reg = registry(cfg.profile)
+    reg = registry(cfg.profile, cfg.group)
     if name not in reg or not seed_txt.isdigit():
         raise ValueError(f"unknown unit {unit!r} for profile {cfg.profile!r}")
     run, rounds = reg[name]
@@ -251,7 +277,7 @@ def combine(cfg: RunsConfig, done: Mapping[str, Mapping[str, Any]]) -> dict[str,
     """``{run name: {"rounds": (R,), metric: (seeds, R) or (seeds,)}}``."""
     out: dict[str, Any] = {}
     n = PROFILE_SETTINGS[cfg.profile]["seeds"]
-    for name in registry(cfg.profile):
+    for name in registry(cfg.profile, cfg.group):
         per = [done[f"{name}--seed{j}"] for j in range(n)]
         entry: dict[str, Any] = {"rounds": np.asarray(per[0]["rounds"])}
         for key in per[0]:
@@ -261,7 +287,22 @@ def combine(cfg: RunsConfig, done: Mapping[str, Mapping[str, Any]]) -> dict[str,
     return {"runs": out}
 
 
-def load_runs(profile: str = "paper") -> dict[str, dict[str, np.ndarray]]:
-    """The stored runs of ``profile`` (computed when missing): ``{name: metrics}``."""
-    cfg = RunsConfig(profile=profile)
-    return run_units(cfg, cfg.units(), run_unit, combine=combine)["runs"]
+def load_runs(profile: str = "paper", groups: tuple[str, ...] = GROUPS) -> dict[str, dict[str, np.ndarray]]:
+    """The runs of ``profile``: ``{name: metrics}``, group by group (computed when missing).
+
+    In a read-only context (the tests, the scorecard) a group that is not stored is left out
+    (its figures and claims then say "not computed"): :func:`missing_groups` names them.
+    """
+    out: dict[str, dict[str, np.ndarray]] = {}
+    for group in groups:
+        cfg = RunsConfig(profile=profile, group=group)
+        try:
+            out.update(run_units(cfg, cfg.units(), run_unit, combine=combine)["runs"])
+        except MissingResult:
+            continue
+    return out
+
+
+def missing_groups(runs: Mapping[str, Any], profile: str = "paper") -> list[str]:
+    """The groups of ``profile`` with a run absent from ``runs``."""
+    return [g for g in GROUPS if any(name not in runs for name in registry(profile, g))]

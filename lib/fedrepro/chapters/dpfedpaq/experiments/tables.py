@@ -1,0 +1,175 @@
+"""Tables of the chapter "DP-FedPAQ experiments": final losses per figure, the γ × C grid,
+the valid-calibration costs and the claim verdicts, as captioned pandas Stylers (HTML)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fedrepro.chapters.dpfedpaq.experiments import claims as _claims
+from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
+from fedrepro.dpfedpaq.quantizer import bits
+from fedrepro.report.book import sig3
+
+__all__ = ["available", "authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "noise_frame",
+           "styled", "valid_calibration_frame", "valid_summary", "verdict_counts"]
+
+Runs = Mapping[str, Mapping[str, np.ndarray]]
+
+
+def styled(frame: pd.DataFrame, caption: str) -> Any:
+    """A Styler with a caption, 3 significant digits and a fixed id (stable HTML)."""
+    return frame.style.set_caption(caption).format(lambda v: sig3(v) if isinstance(v, (float, np.floating)) else v
+                                                   ).set_uuid("dpfedpaq")
+
+
+def available(fn, *args: Any) -> pd.DataFrame:
+    """``fn(*args)``, or a one-row frame saying which run is not stored (read-only store
+    missing a group)."""
+    try:
+        return fn(*args)
+    except KeyError as err:
+        return pd.DataFrame({"not computed": [f"the stored runs lack {err.args[0]}"]})
+
+
+def _final(run: Mapping[str, np.ndarray], metric: str = "loss") -> np.ndarray:
+    return np.asarray(run[metric])[:, -1]
+
+
+def _row(label: str, run: Mapping[str, np.ndarray], **extra: Any) -> dict[str, Any]:
+    f = _final(run)
+    row = {"run": label, "final loss (mean)": float(f.mean()), "min": float(f.min()), "max": float(f.max())}
+    acc = _final(run, "accuracy")
+    if np.all(np.isfinite(acc)):
+        row["test accuracy"] = float(acc.mean())
+    row.update(extra)
+    return row
+
+
+def final_loss_frame(runs: Runs, profile: str, figure: str) -> pd.DataFrame:
+    """Final training loss (mean, min, max over seeds) of every curve of ``figure`` ∈
+    {"2a", "3a", "3b", "4a", "4b", "4c"}."""
+    st = PROFILE_SETTINGS[profile]
+    rows = []
+    get = lambda **kw: runs[spec(profile, **kw).name()]  # noqa: E731
+    if figure == "2a":
+        for E in st["E_top"]:
+            K = max(st["K"], st["T"] // E)
+            for algo in ("vanilla", "private"):
+                run = get(algo=algo, E=E, K=K)
+                j = int(np.flatnonzero(np.asarray(run["rounds"]) == st["K"])[0])
+                sub = {k: (np.asarray(v)[:, : j + 1] if np.ndim(v) == 2 else v) for k, v in run.items()}
+                rows.append(_row(f"E={E}, {algo}{' †' if algo == 'private' else ''}", sub))
+    elif figure == "3a":
+        for s in st["levels"]:
+            total = st["K"] * 10 * bits(7850, s)
+            for algo in ("vanilla", "private"):
+                rows.append(_row(f"s={s}, {algo}", get(algo=algo, s=s), **{"uplink MB": total / 8e6}))
+    elif figure == "3b":
+        for M in st["Ms"]:
+            for algo in ("vanilla", "private"):
+                rows.append(_row(f"M={M}, {algo}", get(algo=algo, M=M)))
+    elif figure == "4a":
+        rows.append(_row("vanilla", get(algo="vanilla")))
+        for e in st["eps"]:
+            rows.append(_row(f"eps={e:g} †", get(eps=e)))
+        for dl in st["deltas"]:
+            rows.append(_row(f"eps=1, delta={dl:g} †", get(delta=dl)))
+    elif figure == "4b":
+        for e in sorted({1.0, min(st["eps"])}):
+            for c in st["clips"]:
+                rows.append(_row(f"C={c:g}, eps={e:g} †", get(clip=c, eps=e)))
+    elif figure == "4c":
+        for g in st["gammas"]:
+            rows.append(_row(f"gamma={g:g} †", get(gamma=g)))
+    else:
+        raise ValueError(f"figure must be one of 2a, 3a, 3b, 4a, 4b, 4c, got {figure!r}")
+    return pd.DataFrame(rows).set_index("run")
+
+
+def gamma_clip_table(runs: Runs, profile: str) -> pd.DataFrame:
+    """Final loss (mean over seeds) over γ (rows) × C (columns), ε = 1 (Fig. 4 (d))."""
+    st = PROFILE_SETTINGS[profile]
+    data = [[float(_final(runs[spec(profile, gamma=g, clip=c).name()]).mean()) for c in st["clips"]]
+            for g in st["gammas"]]
+    return pd.DataFrame(data, index=pd.Index([f"{g:g}" for g in st["gammas"]], name="gamma"),
+                        columns=[f"C={c:g}" for c in st["clips"]])
+
+
+def valid_calibration_frame(runs: Runs, profile: str) -> pd.DataFrame:
+    """Per ε: final loss with the authors' noise, per_step and the valid 2η_kEC, and the
+    mean noise and update norms per device over the first 10 rounds."""
+    st = PROFILE_SETTINGS[profile]
+    rows = []
+    for e in st["eps"]:
+        row: dict[str, Any] = {"eps": e}
+        for sens in ("authors_code", "per_step", "rigorous"):
+            run = runs[spec(profile, eps=e, sensitivity=sens).name()]
+            row[f"loss {sens}"] = float(_final(run).mean())
+            row[f"‖z‖/‖u‖ {sens}"] = float(np.mean(run["noise_norm_first10"]) / np.mean(run["update_norm_first10"]))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("eps")
+
+
+def noise_frame(runs: Runs, profile: str) -> pd.DataFrame:
+    """Valid sensitivity with the exact calibration over a wide ε grid: final loss, noise and
+    update norms (which ε would be needed to train)."""
+    st = PROFILE_SETTINGS[profile]
+    rows = []
+    for e in st["eps_needed"]:
+        run = runs[spec(profile, eps=e, sensitivity="rigorous", calibration="exact").name()]
+        rows.append({"eps": e, "final loss": float(_final(run).mean()),
+                     "noise std (round 0)": float(np.mean(run["noise_std_round0"])),
+                     "‖z‖ first 10 rounds": float(np.mean(run["noise_norm_first10"])),
+                     "‖u‖ first 10 rounds": float(np.mean(run["update_norm_first10"]))})
+    return pd.DataFrame(rows).set_index("eps")
+
+
+def valid_summary(runs: Runs, profile: str) -> str:
+    """Three lines: the smallest ε of the wide grid whose valid-calibration run ends below the
+    initial loss ln 10, and the noise-to-update ratios at ε = 1 (valid and authors')."""
+    try:
+        noise = noise_frame(runs, profile)
+        valid = valid_calibration_frame(runs, profile)
+    except KeyError as err:
+        return f"not computed: the stored runs lack {err.args[0]}"
+    trains = noise.index[noise["final loss"] < np.log(10)].tolist()
+    return "\n".join([
+        f"smallest eps on the grid that ends below the initial loss: {sig3(trains[0]) if trains else None}",
+        f"noise/update norm ratio at eps=1, valid sensitivity: {sig3(float(valid.loc[1.0, '‖z‖/‖u‖ rigorous']))}",
+        f"noise/update norm ratio at eps=1, authors' sensitivity: "
+        f"{sig3(float(valid.loc[1.0, '‖z‖/‖u‖ authors_code']))}"])
+
+
+def authors_profile_frame(runs: Runs, profile: str) -> pd.DataFrame:
+    """The paper's Alg. 2 semantics (steps, per-sample clipping) against the authors' code
+    emulated (epochs of batches of 64, batch clipping), both with the authors' noise."""
+    st = PROFILE_SETTINGS[profile]
+    rows = []
+    for e in st["eps_authors"]:
+        for sem in ("paper", "authors_code"):
+            rows.append(_row(f"eps={e:g}, {sem} semantics †", runs[spec(profile, eps=e, semantics=sem).name()]))
+    rows.append(_row("vanilla", runs[spec(profile, algo="vanilla").name()]))
+    return pd.DataFrame(rows).set_index("run")
+
+
+def claims_frame(runs: Runs, profile: str = "paper") -> pd.DataFrame:
+    """One row per item decided by the chapter: status and evidence."""
+    from fedrepro.report.paper import claims as paper_claims
+
+    quotes = {c["id"]: c["quote"] for c in paper_claims("dpfedpaq")}
+    v = _claims.verdicts(runs, profile)
+    rows = [{"item": k, "status": s, "paper says": (quotes.get(k, "")[:80] + ("…" if len(quotes.get(k, "")) > 80 else "")),
+             "evidence": why} for k, (s, why) in v.items()]
+    return pd.DataFrame(rows).set_index("item")
+
+
+def verdict_counts(runs: Runs, profile: str = "paper") -> dict[str, int]:
+    """How many items are match / miss / not-run."""
+    out: dict[str, int] = {}
+    for s, _ in _claims.verdicts(runs, profile).values():
+        out[s] = out.get(s, 0) + 1
+    return dict(sorted(out.items()))
