@@ -3,6 +3,7 @@
 #   make test        set up .venv if needed, run the whole test suite
 #   make reproduce   recompute every result from scratch (ignores the results store)
 #   make verify      recompute the committed results in a scratch store and compare (CI)
+#   make mutation    mutation testing of the numerical core (slow; not in CI; tests/MUTATION.md)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -22,7 +23,7 @@ export FEDREPRO_DATA_MIRROR ?= $(abspath ../shared/datasets)
 endif
 PIP_QUIET := grep -v -e 'is ignored: it is neither a file nor a directory' || true
 
-.PHONY: help setup chapters html book reproduce scorecard test test-fast verify check-results clean
+.PHONY: help setup chapters html book reproduce scorecard test test-fast verify check-results mutation clean
 
 help:
 	@echo "make book       regenerate every chapter and build the HTML book (_build/html)"
@@ -30,6 +31,7 @@ help:
 	@echo "make reproduce  recompute every result from scratch, then rebuild the book"
 	@echo "make verify     recompute the committed results from the code and compare them (CI)"
 	@echo "make setup      create .venv and install the pinned environment"
+	@echo "make mutation   mutation testing of the numerical core with mutmut (slow, not in CI)"
 
 setup: $(STAMP)
 
@@ -72,6 +74,14 @@ verify: setup
 # Library tests only (no notebooks, no book build).
 test-fast: setup
 	$(BIN)/python -m pytest -m "not notebooks and not book"
+
+# Mutation testing (mutmut) of the numerical core, one module at a time, each against its own
+# test files without the stored/notebook/book tests; prints the score per module.
+# MUTATION_MODULES=privacy/rdp restricts it; MUTATION_JOBS mutants run in parallel.
+MUTATION_MODULES ?=
+MUTATION_JOBS ?= 1
+mutation: setup
+	nice -n 19 $(BIN)/python tests/mutation_run.py --jobs $(MUTATION_JOBS) $(MUTATION_MODULES)
 
 clean:
 	rm -rf _build
