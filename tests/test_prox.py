@@ -219,3 +219,18 @@ def test_indicator_values_have_the_stated_tolerance():
     assert ball.value([1e6 + 0.5e-6, 0.0]) == 0.0 and ball.value([1e6 + 2e-6, 0.0]) == np.inf
     dot = regularizer("ball", radius=0.0, center=[1.0, 0.0])
     assert dot.value([1.0 + 0.5e-12, 0.0]) == 0.0 and dot.value([1.0 + 3e-12, 0.0]) == np.inf
+
+
+def test_indicator_values_on_the_boundary_and_the_default_centre():
+    box = regularizer("box", lower=[0.0, -np.inf], upper=[np.inf, 0.0])
+    assert box.value([-1e-12, 1e-12]) == 0.0  # exactly at bound -/+ tolerance: inside
+    point = regularizer("ball", radius=0.0)
+    assert point.value([1e-12, 0.0]) == 0.0  # exactly at radius + tolerance: inside
+    unit = Regularizer("ball", {"radius": 1.0})  # no centre given: the origin
+    np.testing.assert_array_equal(unit.value([[0.9, 0.0], [-0.9, 0.0], [0.0, -1.1]]), [0.0, 0.0, np.inf])
+    v = unit.value([0.0, 0.5])
+    assert isinstance(v, float) and not isinstance(v, np.ndarray)
+    with pytest.raises(ValueError, match=r"^kind must be one of"):
+        Regularizer("elastic").value([1.0])
+    with pytest.raises(ValueError, match=r"^kind must be one of"):
+        Regularizer("elastic").prox([1.0], 1.0)
