@@ -306,3 +306,18 @@ def test_check_conversion_names_the_type_of_a_bad_value():
     with pytest.raises(TypeError, match=r"got 3 \(int\)"):
         conversion.check_conversion(3)
     assert conversion.check_conversion("improved") == "improved"
+
+
+def test_improved_conversion_zero_branch_is_strict():
+    """The ε = 0 branch needs δ² > 1 − e^{−R(α)} strictly: on an exact tie the formula
+    R + log1p(−1/α) − (log δ + log α)/(α − 1) (written out here, about 0.406) applies."""
+    delta, alpha = 1e-3, 10.0
+    r = -np.log1p(-delta ** 2)
+    for _ in range(200):  # the float nearest the tie, found by stepping one ulp at a time
+        if delta ** 2 + np.expm1(-r) == 0:
+            break
+        r = np.nextafter(r, np.inf if delta ** 2 + np.expm1(-r) > 0 else -np.inf)
+    assert delta ** 2 + np.expm1(-r) == 0
+    expected = r + math.log1p(-1 / alpha) - (math.log(delta) + math.log(alpha)) / (alpha - 1)
+    eps, order = conversion.epsilon_improved([r], [alpha], delta)
+    assert expected > 0.4 and eps == pytest.approx(expected, rel=1e-12) and order == alpha
