@@ -150,7 +150,8 @@ def main(argv: list[str] | None = None) -> int:
               + ("" if r["returncode"] == 0 else f" [mutmut exit {r['returncode']}, see {r['work']}/mutmut.log]"),
               flush=True)
         for k, s in r["survivors"].items():
-            print(f"    {s}: {k}  (mutmut show {k}, in {r['work']})")
+            if s != "not checked":
+                print(f"    {s}: {k}  (mutmut show {k}, in {r['work']})")
         failed |= not (r["score"] >= 0.9) or r["returncode"] != 0
     print("\nmodule                         mutants  killed  score")
     for r in rows:

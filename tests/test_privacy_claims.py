@@ -27,6 +27,7 @@ def claim_items():
     return {cid: items[cid] for cid in privacy_scorecard.CLAIMS}
 
 
+@pytest.mark.stored
 def test_claim_statuses(claim_items):
     expected = {
         "dpfedpaq-main-C03": "match",
