@@ -234,3 +234,30 @@ def test_indicator_values_on_the_boundary_and_the_default_centre():
         Regularizer("elastic").value([1.0])
     with pytest.raises(ValueError, match=r"^kind must be one of"):
         Regularizer("elastic").prox([1.0], 1.0)
+
+
+def test_regularizer_prox_validates_the_penalty_and_uses_its_defaults():
+    v = np.array([3.0, 4.0])
+    for h in (Regularizer("zero"), regularizer("box", lower=0.0, upper=1.0), regularizer("ball", radius=1.0)):
+        with pytest.raises(ValueError, match=r"^t \(the prox penalty\) must"):
+            h.prox(v, -1.0)
+    unit = Regularizer("ball", {"radius": 1.0})  # no centre given: the origin
+    np.testing.assert_allclose(unit.prox(v, 1.0), [0.6, 0.8], rtol=1e-15)
+    assert regularizer("l1").params["weight"] == 1.0 and regularizer("sq_norm").params["weight"] == 1.0
+
+
+def test_regularizer_messages_and_vector_bounds():
+    with pytest.raises(ValueError, match=r"^weight must"):
+        regularizer("l1", weight=-1.0)
+    with pytest.raises(ValueError, match=r"^kind 'box' needs both lower and upper$"):
+        regularizer("box", upper=1.0)
+    with pytest.raises(ValueError, match=r"^kind 'ball' needs radius \(>= 0\)$"):
+        regularizer("ball", center=[0.0, 0.0])
+    box = regularizer("box", lower=[0.0, 0.0, 0.0], upper=[1.0, 2.0, 3.0])  # bounds of any length
+    np.testing.assert_array_equal(box.prox(np.array([5.0, 5.0, -1.0]), 1.0), [1.0, 2.0, 0.0])
+    with pytest.raises(ValueError, match=r"^v must be a vector"):
+        prox_zero(3.0)
+
+
+def test_boolean_input_is_read_as_numbers():
+    np.testing.assert_array_equal(prox_l1([True, False], 0.5), [0.5, 0.0])
