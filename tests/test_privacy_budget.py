@@ -180,3 +180,53 @@ def test_bad_inputs_name_the_parameter(kwargs, name):
         budget.max_steps_exact(**args)
     with pytest.raises(ValueError, match=name):
         budget.max_steps_bisection(**args)
+
+
+# ---------------------------------------------------------------------------------------
+# written against mutants that survived `make mutation` (tests/MUTATION.md): the closed-form
+# guess of max_steps_exact is exact on its own, not only after the search corrects it
+# ---------------------------------------------------------------------------------------
+def _largest_steps_by_enumeration(target, rdp_values, orders, delta, conversion, limit=5000):
+    """Largest T with min_a (T R(a) + c(a)) <= target, by trying T = 1, 2, ... (c(a) written out:
+    basic log(1/delta)/(a - 1), improved log(1 - 1/a) - (log delta + log a)/(a - 1))."""
+    def c(a):
+        if conversion == "basic":
+            return -math.log(delta) / (a - 1)
+        return math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
+    best = 0
+    for T in range(1, limit):
+        if min(T * r + c(a) for r, a in zip(rdp_values, orders, strict=True)) <= target:
+            best = T
+    return best
+
+
+@pytest.mark.parametrize("conversion", ["basic", "improved"])
+@pytest.mark.parametrize("delta", [1e-5, 5e-324])  # 5e-324: 1/delta overflows
+def test_affine_guess_is_the_exact_count(conversion, delta):
+    orders = np.array([2.0, 8.0, 32.0])
+    rdp_values = np.array([0.004, 0.02, 0.09])
+    target = 25.0 if delta < 1e-300 else 3.0
+    expected = _largest_steps_by_enumeration(target, rdp_values, orders, delta, conversion)
+    assert 1 <= expected < 4999
+    assert budget._affine_guess(target, rdp_values, orders, delta, conversion) == expected
+    assert budget._affine_guess(target, list(rdp_values), [2, 8, 32], delta, conversion) == expected
+
+
+def test_affine_guess_is_quiet_on_zero_rdp():
+    """A zero RDP (an order that costs nothing) gives inf or nan, left out without warnings."""
+    delta = math.exp(-3.0)
+    target = float(np.log(1 / delta) / (2.0 - 1))  # 0/0 at the first order
+    with np.errstate(all="raise"):
+        # 0/0 (invalid), x/0 (divide) and x/1e-310 (overflow): no finite count
+        assert budget._affine_guess(target, np.array([0.0, 0.0, 1e-310]), np.array([2.0, 3.0, 4.0]), delta,
+                                    "basic") is None
+        guess = budget._affine_guess(target, np.array([0.0, 0.5]), np.array([2.0, 3.0]), delta, "basic")
+    assert guess == math.floor((target - math.log(1 / delta) / 2) / 0.5)
+    assert budget._affine_guess(1e-9, np.array([0.0]), np.array([2.0]), 0.5, "basic") is None
+
+
+def test_max_steps_exact_rejects_orders_above_the_maximum():
+    from fedrepro.privacy.validate import MAX_ORDER
+
+    with pytest.raises(ValueError, match="orders"):
+        budget.max_steps_exact(1.0, 0.01, 1.0, 1e-5, orders=[2.0, 2 * MAX_ORDER])
