@@ -230,3 +230,27 @@ def test_max_steps_exact_rejects_orders_above_the_maximum():
 
     with pytest.raises(ValueError, match="orders"):
         budget.max_steps_exact(1.0, 0.01, 1.0, 1e-5, orders=[2.0, 2 * MAX_ORDER])
+
+
+def _basic_eps(T, rdp_values, orders, delta):
+    return min(T * r - math.log(delta) / (a - 1) for r, a in zip(rdp_values, orders, strict=True))
+
+
+@pytest.mark.parametrize("use_guess", [True, False])
+def test_max_steps_exact_with_and_without_the_guess(use_guess, monkeypatch):
+    """The bracketing search alone (guess switched off) and the guess give the enumerated count,
+    down to one step (a budget between eps(1) and eps(2))."""
+    q, sigma, delta = 0.05, 0.9, 1e-5
+    orders = [2.0, 4.0, 8.0, 16.0, 32.0]
+    rdp_values = [float(rdp.rdp_sampled_gaussian(q, sigma, [a])[0]) for a in orders]
+    if not use_guess:
+        monkeypatch.setattr(budget, "_affine_guess", lambda *args: None)
+    e1, e2 = _basic_eps(1, rdp_values, orders, delta), _basic_eps(2, rdp_values, orders, delta)
+    for target in ((e1 + e2) / 2, e2 + 0.01, e1 + 1.0, e1 + 3.0):
+        expected = _largest_steps_by_enumeration(target, rdp_values, orders, delta, "basic", limit=3000)
+        assert 1 <= expected < 2999
+        assert budget.max_steps_exact(target, q, sigma, delta, orders=orders) == expected
+    assert budget.max_steps_exact((e1 + e2) / 2, q, sigma, delta, orders=orders) == 1
+    # below eps(1): no step, and the message gives eps(1) (4 significant digits)
+    with pytest.raises(ValueError, match=f"one step already spends ε = {e1:.4g}$"):
+        budget.max_steps_exact(e1 * 0.99, q, sigma, delta, orders=orders)
