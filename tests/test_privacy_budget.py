@@ -228,8 +228,13 @@ def test_affine_guess_is_quiet_on_zero_rdp():
 def test_max_steps_exact_rejects_orders_above_the_maximum():
     from fedrepro.privacy.validate import MAX_ORDER
 
+    too_high = [2.0, 2 * MAX_ORDER]
     with pytest.raises(ValueError, match="orders"):
-        budget.max_steps_exact(1.0, 0.01, 1.0, 1e-5, orders=[2.0, 2 * MAX_ORDER])
+        budget.max_steps_exact(1.0, 0.01, 1.0, 1e-5, orders=too_high)
+    with pytest.raises(ValueError, match="orders"):
+        budget.max_steps_bisection(1.0, 0.01, 1.0, 1e-5, orders=too_high)
+    with pytest.raises(ValueError, match="orders"):
+        budget.epsilon_after_steps(10, 0.01, 1.0, 1e-5, orders=too_high)
 
 
 def _basic_eps(T, rdp_values, orders, delta):
@@ -254,3 +259,21 @@ def test_max_steps_exact_with_and_without_the_guess(use_guess, monkeypatch):
     # below eps(1): no step, and the message gives eps(1) (4 significant digits)
     with pytest.raises(ValueError, match=f"one step already spends ε = {e1:.4g}$"):
         budget.max_steps_exact(e1 * 0.99, q, sigma, delta, orders=orders)
+
+
+def test_bisection_edges():
+    """The code's bisection: its default interval (10^5 steps), a budget spent exactly at the
+    end of it, a budget of one step, and a tolerance below float resolution (the loop stops
+    at adjacent floats and gives the enumerated count)."""
+    q, sigma, delta = 0.05, 0.9, 1e-5
+    orders = [2.0, 4.0, 8.0, 16.0, 32.0]
+    rdp_values = [float(rdp.rdp_sampled_gaussian(q, sigma, [a])[0]) for a in orders]
+    with pytest.raises(ValueError, match=r"after steps_max=100000\.0 steps"):
+        budget.max_steps_bisection(1e6, q, sigma, delta, orders=orders)
+    at_end = float(budget.epsilon_after_steps(1000.0, q, sigma, delta, orders=orders)[0])
+    assert budget.max_steps_bisection(at_end, q, sigma, delta, orders=orders, steps_max=1000.0) == 1000
+    e1 = _basic_eps(1, rdp_values, orders, delta)
+    assert budget.max_steps_bisection(e1, q, sigma, delta, orders=orders) == 1
+    target = e1 + 1.0
+    expected = _largest_steps_by_enumeration(target, rdp_values, orders, delta, "basic", limit=3000)
+    assert budget.max_steps_bisection(target, q, sigma, delta, orders=orders, tolerance=1e-300) == expected
