@@ -195,3 +195,21 @@ def test_grid_search_picks_the_smallest_mean(convex):
 def test_registry_names():
     assert set(ALGORITHMS) == {"FedPD", "FedLin", "TAMUNA", "LED", "5GCS", "Fed-PLT"}
     assert algorithm_class("Fed-PLT") is FedPLT
+
+
+def test_fedplt_tuning_grid(convex, nonconvex):
+    """rho on a strictly increasing log-type grid from 1e-2 to 1e2 that covers v1 Fig. 2's
+    optimum range [0.3, 2]; the nonconvex case keeps exactly the rho with lam + 1/rho > 0, and
+    every grid point is accepted."""
+    full = FedPLT.tuning_grid(convex, 5)["rho"]
+    assert list(FedPLT.tuning_grid(convex, 5, "agd")) == ["rho"]
+    assert len(full) == 15 and full[0] == 0.01 and full[-1] == 100.0
+    assert all(a < b for a, b in zip(full, full[1:], strict=False))
+    assert sum(0.3 <= r <= 2.0 for r in full) >= 5
+    ratios = np.array(full[1:]) / np.array(full[:-1])
+    assert np.all((ratios > 1.3) & (ratios <= 3.4))  # no gap wider than a factor ~3
+    kept = FedPLT.tuning_grid(nonconvex, 5)["rho"]
+    assert kept == [r for r in full if nonconvex.lam + 1.0 / r > 0] and 0 < len(kept) < len(full)
+    for P, grid in ((convex, full), (nonconvex, kept)):
+        for rho in grid:
+            FedPLT(P, Ne=5, rho=rho)  # no ValueError
