@@ -277,3 +277,18 @@ def test_bisection_edges():
     target = e1 + 1.0
     expected = _largest_steps_by_enumeration(target, rdp_values, orders, delta, "basic", limit=3000)
     assert budget.max_steps_bisection(target, q, sigma, delta, orders=orders, tolerance=1e-300) == expected
+
+
+@pytest.mark.parametrize("use_guess", [True, False])
+def test_max_steps_exact_on_exact_ties(use_guess, monkeypatch):
+    """A budget equal to eps(T) (as computed for T steps) allows exactly T steps: ties count as
+    within the budget, in the guess and in the search."""
+    q, sigma, delta = 0.05, 0.9, 1e-5
+    orders = [2.0, 4.0, 8.0, 16.0, 32.0]
+    if not use_guess:
+        monkeypatch.setattr(budget, "_affine_guess", lambda *args: None)
+    for T in (1, 2, 5, 37):
+        target = float(budget.epsilon_after_steps(float(T), q, sigma, delta, orders=orders)[0])
+        result = budget.max_steps_exact(target, q, sigma, delta, orders=orders)
+        assert result == T and isinstance(result, int)
+
