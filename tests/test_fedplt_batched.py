@@ -223,7 +223,8 @@ def test_fedplt_tuning_grid(convex, nonconvex):
     (dict(gamma=0.0), r"^gamma must lie in \(0, 2/\(lam_bar \+ 1/rho\)\)"),
     (dict(gamma=-0.1), r"^gamma must lie in"),
     (dict(init="other"), r"^init must be 'zeros' or 'privacy', got 'other'$"),
-    (dict(init="privacy", solver="noisy-gd"), r"^init='privacy' needs lam > 0 and tau > 0"),
+    (dict(init="privacy", solver="noisy-gd"),
+     r"^init='privacy' needs lam > 0 and tau > 0 \(x_0 ~ N\(0, 2 tau\^2 I / lam\)\)$"),
 ])
 def test_fedplt_parameters_are_validated(convex, kwargs, message):
     with pytest.raises(ValueError, match=message):
