@@ -4,6 +4,7 @@
 #   make reproduce   recompute every result from scratch (ignores the results store)
 #   make verify      recompute the committed results in a scratch store and compare (CI)
 #   make publish     the built book as a self-contained static site folder (_build/site)
+#   make mutation    mutation testing of the numerical core (slow; not in CI; tests/MUTATION.md)
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 .DEFAULT_GOAL := help
@@ -34,7 +35,7 @@ export GLIBC_TUNABLES ?= glibc.malloc.mmap_threshold=4294967295:glibc.malloc.tri
 export OMP_WAIT_POLICY ?= PASSIVE
 PIP_QUIET := grep -v -e 'is ignored: it is neither a file nor a directory' || true
 
-.PHONY: help setup chapters html book publish reproduce scorecard test test-fast verify check-results clean
+.PHONY: help setup chapters html book publish reproduce scorecard test test-fast verify check-results mutation clean
 
 help:
 	@echo "make book       regenerate every chapter and build the HTML book (_build/html)"
@@ -43,6 +44,7 @@ help:
 	@echo "make verify     recompute the committed results from the code and compare them (CI)"
 	@echo "make publish    build the book as a self-contained static site folder (_build/site)"
 	@echo "make setup      create .venv and install the pinned environment (Python, and MathJax from npm)"
+	@echo "make mutation   mutation testing of the numerical core with mutmut (slow, not in CI)"
 
 setup: $(STAMP) $(MATHJAX)
 
@@ -94,6 +96,14 @@ verify: setup
 # Library tests only (no notebooks, no book build).
 test-fast: setup
 	$(BIN)/python -m pytest -m "not notebooks and not book"
+
+# Mutation testing (mutmut) of the numerical core, one module at a time, each against its own
+# test files without the stored/notebook/book tests; prints the score per module.
+# MUTATION_MODULES=privacy/rdp restricts it; MUTATION_JOBS mutants run in parallel.
+MUTATION_MODULES ?=
+MUTATION_JOBS ?= 1
+mutation: setup
+	nice -n 19 $(BIN)/python tests/mutation_run.py --jobs $(MUTATION_JOBS) $(MUTATION_MODULES)
 
 clean:
 	rm -rf _build

@@ -195,3 +195,56 @@ def test_grid_search_picks_the_smallest_mean(convex):
 def test_registry_names():
     assert set(ALGORITHMS) == {"FedPD", "FedLin", "TAMUNA", "LED", "5GCS", "Fed-PLT"}
     assert algorithm_class("Fed-PLT") is FedPLT
+
+
+def test_fedplt_tuning_grid(convex, nonconvex):
+    """rho on a strictly increasing log-type grid from 1e-2 to 1e2 that covers v1 Fig. 2's
+    optimum range [0.3, 2]; the nonconvex case keeps exactly the rho with lam + 1/rho > 0, and
+    every grid point is accepted."""
+    full = FedPLT.tuning_grid(convex, 5)["rho"]
+    assert list(FedPLT.tuning_grid(convex, 5, "agd")) == ["rho"]
+    assert len(full) == 15 and full[0] == 0.01 and full[-1] == 100.0
+    assert all(a < b for a, b in zip(full, full[1:], strict=False))
+    assert sum(0.3 <= r <= 2.0 for r in full) >= 5
+    ratios = np.array(full[1:]) / np.array(full[:-1])
+    assert np.all((ratios > 1.3) & (ratios <= 3.4))  # no gap wider than a factor ~3
+    kept = FedPLT.tuning_grid(nonconvex, 5)["rho"]
+    assert kept == [r for r in full if nonconvex.lam + 1.0 / r > 0] and 0 < len(kept) < len(full)
+    for P, grid in ((convex, full), (nonconvex, kept)):
+        for rho in grid:
+            FedPLT(P, Ne=5, rho=rho)  # no ValueError
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(rho=0.0), r"^rho must be > 0"),
+    (dict(rho=-1.0), r"^rho must be > 0"),
+    (dict(tau=-0.1, solver="noisy-gd"), r"^tau must be >= 0, got -0\.1$"),
+    (dict(tau=0.1), r"^tau must be 0 unless solver='noisy-gd' \(eq\. \(13\)\)$"),
+    (dict(gamma=0.0), r"^gamma must lie in \(0, 2/\(lam_bar \+ 1/rho\)\)"),
+    (dict(gamma=-0.1), r"^gamma must lie in"),
+    (dict(init="other"), r"^init must be 'zeros' or 'privacy', got 'other'$"),
+    (dict(init="privacy", solver="noisy-gd"),
+     r"^init='privacy' needs lam > 0 and tau > 0 \(x_0 ~ N\(0, 2 tau\^2 I / lam\)\)$"),
+])
+def test_fedplt_parameters_are_validated(convex, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        FedPLT(convex, Ne=2, **kwargs)
+
+
+def test_fedplt_step_range_defaults_and_floor(convex, nonconvex):
+    rho = 1.0
+    upper = 2.0 / (convex.lam_bar + 1.0 / rho)
+    for gamma in (upper, 1.25 * upper):  # the open upper end, and beyond it
+        with pytest.raises(ValueError, match="gamma must lie"):
+            FedPLT(convex, Ne=2, rho=rho, gamma=gamma)
+    FedPLT(convex, Ne=2, rho=rho, gamma=0.999 * upper)
+    algo = FedPLT(convex, Ne=2)
+    assert algo.solver == "gd" and float(algo.params["rho"]) == 1.0 and float(algo.params["tau"]) == 0.0
+    assert float(algo.params["gamma"]) == pytest.approx(2.0 / (convex.lam_bar + convex.lam + 2.0), rel=1e-15)
+    # weakly convex: mu_d = lam + 1/rho (here 6e-4) is floored at 1e-3 in the default step
+    rho = 3.99
+    assert 0 < nonconvex.lam + 1 / rho < 1e-3
+    gamma = float(FedPLT(nonconvex, Ne=2, rho=rho).params["gamma"])
+    assert gamma == pytest.approx(2.0 / (nonconvex.lam_bar + 1 / rho + 1e-3), rel=1e-15)
+    with pytest.raises(ValueError, match="init='privacy' needs lam > 0"):
+        FedPLT(nonconvex, Ne=2, solver="noisy-gd", rho=1.0, tau=0.1, init="privacy")

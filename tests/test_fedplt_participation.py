@@ -200,6 +200,7 @@ def stored():
                 "v1": noise.load_noise("paper", "v1"), "outcomes": card.outcomes("paper")}
 
 
+@pytest.mark.stored
 def test_stored_table_vi_is_consistent(stored):
     r = stored["cohorts"]
     K = np.asarray(r["K_star"])
@@ -209,6 +210,7 @@ def test_stored_table_vi_is_consistent(stored):
     assert r["rho"] == r["full_rhos"][int(np.argmin(np.where(r["full_K_star"] >= 0, r["full_K_star"], 10**9)))]
 
 
+@pytest.mark.stored
 def test_stored_v1_rates_and_exact_runs_are_consistent(stored):
     r = stored["rates"]
     assert list(r["agents"]) == list(range(1, 11)) and np.all((r["rate"] > 0) & (r["rate"] < 1))
@@ -218,6 +220,7 @@ def test_stored_v1_rates_and_exact_runs_are_consistent(stored):
     assert np.max(e["final_model_err"]) < 1e-8
 
 
+@pytest.mark.stored
 def test_stored_noise_results_identify_the_variance_reading(stored):
     for version, quantity in (("v2", "x"), ("v1", "model")):
         r = stored[version]
@@ -231,6 +234,7 @@ def test_stored_noise_results_identify_the_variance_reading(stored):
     assert frame.shape[0] == 8
 
 
+@pytest.mark.stored
 def test_provider_covers_every_item(stored):
     from fedrepro.report.scorecard import build
 

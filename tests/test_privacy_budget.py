@@ -180,3 +180,115 @@ def test_bad_inputs_name_the_parameter(kwargs, name):
         budget.max_steps_exact(**args)
     with pytest.raises(ValueError, match=name):
         budget.max_steps_bisection(**args)
+
+
+# ---------------------------------------------------------------------------------------
+# written against mutants that survived `make mutation` (tests/MUTATION.md): the closed-form
+# guess of max_steps_exact is exact on its own, not only after the search corrects it
+# ---------------------------------------------------------------------------------------
+def _largest_steps_by_enumeration(target, rdp_values, orders, delta, conversion, limit=5000):
+    """Largest T with min_a (T R(a) + c(a)) <= target, by trying T = 1, 2, ... (c(a) written out:
+    basic log(1/delta)/(a - 1), improved log(1 - 1/a) - (log delta + log a)/(a - 1))."""
+    def c(a):
+        if conversion == "basic":
+            return -math.log(delta) / (a - 1)
+        return math.log1p(-1 / a) - (math.log(delta) + math.log(a)) / (a - 1)
+    best = 0
+    for T in range(1, limit):
+        if min(T * r + c(a) for r, a in zip(rdp_values, orders, strict=True)) <= target:
+            best = T
+    return best
+
+
+@pytest.mark.parametrize("conversion", ["basic", "improved"])
+@pytest.mark.parametrize("delta", [1e-5, 5e-324])  # 5e-324: 1/delta overflows
+def test_affine_guess_is_the_exact_count(conversion, delta):
+    orders = np.array([2.0, 8.0, 32.0])
+    rdp_values = np.array([0.004, 0.02, 0.09])
+    target = 25.0 if delta < 1e-300 else 3.0
+    expected = _largest_steps_by_enumeration(target, rdp_values, orders, delta, conversion)
+    assert 1 <= expected < 4999
+    assert budget._affine_guess(target, rdp_values, orders, delta, conversion) == expected
+    assert budget._affine_guess(target, list(rdp_values), [2, 8, 32], delta, conversion) == expected
+
+
+def test_affine_guess_is_quiet_on_zero_rdp():
+    """A zero RDP (an order that costs nothing) gives inf or nan, left out without warnings."""
+    delta = math.exp(-3.0)
+    target = float(np.log(1 / delta) / (2.0 - 1))  # 0/0 at the first order
+    with np.errstate(all="raise"):
+        # 0/0 (invalid), x/0 (divide) and x/1e-310 (overflow): no finite count
+        assert budget._affine_guess(target, np.array([0.0, 0.0, 1e-310]), np.array([2.0, 3.0, 4.0]), delta,
+                                    "basic") is None
+        guess = budget._affine_guess(target, np.array([0.0, 0.5]), np.array([2.0, 3.0]), delta, "basic")
+    assert guess == math.floor((target - math.log(1 / delta) / 2) / 0.5)
+    assert budget._affine_guess(1e-9, np.array([0.0]), np.array([2.0]), 0.5, "basic") is None
+
+
+def test_max_steps_exact_rejects_orders_above_the_maximum():
+    from fedrepro.privacy.validate import MAX_ORDER
+
+    too_high = [2.0, 2 * MAX_ORDER]
+    with pytest.raises(ValueError, match="orders"):
+        budget.max_steps_exact(1.0, 0.01, 1.0, 1e-5, orders=too_high)
+    with pytest.raises(ValueError, match="orders"):
+        budget.max_steps_bisection(1.0, 0.01, 1.0, 1e-5, orders=too_high)
+    with pytest.raises(ValueError, match="orders"):
+        budget.epsilon_after_steps(10, 0.01, 1.0, 1e-5, orders=too_high)
+
+
+def _basic_eps(T, rdp_values, orders, delta):
+    return min(T * r - math.log(delta) / (a - 1) for r, a in zip(rdp_values, orders, strict=True))
+
+
+@pytest.mark.parametrize("use_guess", [True, False])
+def test_max_steps_exact_with_and_without_the_guess(use_guess, monkeypatch):
+    """The bracketing search alone (guess switched off) and the guess give the enumerated count,
+    down to one step (a budget between eps(1) and eps(2))."""
+    q, sigma, delta = 0.05, 0.9, 1e-5
+    orders = [2.0, 4.0, 8.0, 16.0, 32.0]
+    rdp_values = [float(rdp.rdp_sampled_gaussian(q, sigma, [a])[0]) for a in orders]
+    if not use_guess:
+        monkeypatch.setattr(budget, "_affine_guess", lambda *args: None)
+    e1, e2 = _basic_eps(1, rdp_values, orders, delta), _basic_eps(2, rdp_values, orders, delta)
+    for target in ((e1 + e2) / 2, e2 + 0.01, e1 + 1.0, e1 + 3.0):
+        expected = _largest_steps_by_enumeration(target, rdp_values, orders, delta, "basic", limit=3000)
+        assert 1 <= expected < 2999
+        assert budget.max_steps_exact(target, q, sigma, delta, orders=orders) == expected
+    assert budget.max_steps_exact((e1 + e2) / 2, q, sigma, delta, orders=orders) == 1
+    # below eps(1): no step, and the message gives eps(1) (4 significant digits)
+    with pytest.raises(ValueError, match=f"one step already spends ε = {e1:.4g}$"):
+        budget.max_steps_exact(e1 * 0.99, q, sigma, delta, orders=orders)
+
+
+def test_bisection_edges():
+    """The code's bisection: its default interval (10^5 steps), a budget spent exactly at the
+    end of it, a budget of one step, and a tolerance below float resolution (the loop stops
+    at adjacent floats and gives the enumerated count)."""
+    q, sigma, delta = 0.05, 0.9, 1e-5
+    orders = [2.0, 4.0, 8.0, 16.0, 32.0]
+    rdp_values = [float(rdp.rdp_sampled_gaussian(q, sigma, [a])[0]) for a in orders]
+    with pytest.raises(ValueError, match=r"after steps_max=100000\.0 steps"):
+        budget.max_steps_bisection(1e6, q, sigma, delta, orders=orders)
+    at_end = float(budget.epsilon_after_steps(1000.0, q, sigma, delta, orders=orders)[0])
+    assert budget.max_steps_bisection(at_end, q, sigma, delta, orders=orders, steps_max=1000.0) == 1000
+    e1 = _basic_eps(1, rdp_values, orders, delta)
+    assert budget.max_steps_bisection(e1, q, sigma, delta, orders=orders) == 1
+    target = e1 + 1.0
+    expected = _largest_steps_by_enumeration(target, rdp_values, orders, delta, "basic", limit=3000)
+    assert budget.max_steps_bisection(target, q, sigma, delta, orders=orders, tolerance=1e-300) == expected
+
+
+@pytest.mark.parametrize("use_guess", [True, False])
+def test_max_steps_exact_on_exact_ties(use_guess, monkeypatch):
+    """A budget equal to eps(T) (as computed for T steps) allows exactly T steps: ties count as
+    within the budget, in the guess and in the search."""
+    q, sigma, delta = 0.05, 0.9, 1e-5
+    orders = [2.0, 4.0, 8.0, 16.0, 32.0]
+    if not use_guess:
+        monkeypatch.setattr(budget, "_affine_guess", lambda *args: None)
+    for T in (1, 2, 5, 37):
+        target = float(budget.epsilon_after_steps(float(T), q, sigma, delta, orders=orders)[0])
+        result = budget.max_steps_exact(target, q, sigma, delta, orders=orders)
+        assert result == T and isinstance(result, int)
+

@@ -27,6 +27,7 @@ def claim_items():
     return {cid: items[cid] for cid in privacy_scorecard.CLAIMS}
 
 
+@pytest.mark.stored
 def test_claim_statuses(claim_items):
     expected = {
         "dpfedpaq-main-C03": "match",
@@ -43,9 +44,13 @@ def test_claim_statuses(claim_items):
     assert "1.691" in claim_items["dpfedpaq-main-C07"].reason and "1.318" in claim_items["dpfedpaq-main-C07"].reason
 
 
-def test_outcomes_are_deterministic():
+@pytest.mark.stored
+def test_stored_outcomes_are_deterministic():
     with read_only():
         assert privacy_scorecard.claim_outcomes() == privacy_scorecard.claim_outcomes()
+
+
+def test_outcomes_are_deterministic():
     cfg = claims.MechanismClaimsConfig(profile="quick")
     first, second = claims.run_mechanism_claims(cfg), claims.run_mechanism_claims(cfg)
     assert first.keys() == second.keys()
@@ -143,6 +148,7 @@ def test_c07_eq16_noise_exceeds_its_target_at_gamma_0p2():
         assert subsampled.subsampled_gaussian_epsilon(FEDPAQ_DELTA, g, 1.0, s) == pytest.approx(e, rel=1e-8)
 
 
+@pytest.mark.stored
 def test_c07_composition_over_ten_rounds_from_the_store():
     with read_only():  # a stale store fails here instead of being recomputed into the repository
         res = claims.load()

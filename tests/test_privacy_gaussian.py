@@ -164,3 +164,20 @@ def test_eq16_is_violated_at_gamma_0p2_and_large_epsilon():
 def test_bad_inputs_name_the_parameter(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+# ---------------------------------------------------------------------------------------
+# written against mutants that survived `make mutation` (tests/MUTATION.md)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("alpha, sensitivity, sigma, expected", [
+    (3.0, 2e200, 1e200, 6.0),          # Δ² overflows: α/2 (Δ/σ)² = 1.5 · 4
+    (3.0, 1e150, 1e200, 1.5e-100),     # 2σ² overflows, Δ² does not
+    (2.0, 1e-170, 1e-160, 1e-20),      # Δ² underflows to 0, 2σ² is subnormal
+])
+def test_gaussian_rdp_outside_the_float_range_of_the_squares(alpha, sensitivity, sigma, expected):
+    assert gaussian.gaussian_rdp(alpha, sensitivity, sigma) == pytest.approx(expected, rel=1e-12)
+
+
+def test_gaussian_rdp_names_alpha():
+    with pytest.raises(ValueError, match=r"^alpha"):
+        gaussian.gaussian_rdp(0.5, 1.0, 1.0)

@@ -286,3 +286,38 @@ def test_bad_conversion_inputs():
         conversion.epsilon_from_rdp([0.1], [2], 1e-5, "tight")
     with pytest.raises(ValueError, match="rdp"):
         conversion.epsilon_basic([0.1, 0.2], [2], 1e-5)
+
+
+# ---------------------------------------------------------------------------------------
+# written against mutants that survived `make mutation` (tests/MUTATION.md)
+# ---------------------------------------------------------------------------------------
+def test_epsilon_from_rdp_defaults_to_the_basic_conversion():
+    """No conversion named: the basic one, eps = min_a R(a) + log(1/delta)/(a - 1),
+    written out here."""
+    rdp_values, orders, delta = [0.5, 0.8, 2.0], [2.0, 8.0, 32.0], 1e-5
+    values = [r + math.log(1 / delta) / (a - 1) for r, a in zip(rdp_values, orders, strict=True)]
+    best = int(np.argmin(values))
+    eps, order = conversion.epsilon_from_rdp(rdp_values, orders, delta)
+    assert eps == pytest.approx(values[best], rel=1e-12)
+    assert order == orders[best]
+
+
+def test_check_conversion_names_the_type_of_a_bad_value():
+    with pytest.raises(TypeError, match=r"got 3 \(int\)"):
+        conversion.check_conversion(3)
+    assert conversion.check_conversion("improved") == "improved"
+
+
+def test_improved_conversion_zero_branch_is_strict():
+    """The ε = 0 branch needs δ² > 1 − e^{−R(α)} strictly: on an exact tie the formula
+    R + log1p(−1/α) − (log δ + log α)/(α − 1) (written out here, about 0.406) applies."""
+    delta, alpha = 1e-3, 10.0
+    r = -np.log1p(-delta ** 2)
+    for _ in range(200):  # the float nearest the tie, found by stepping one ulp at a time
+        if delta ** 2 + np.expm1(-r) == 0:
+            break
+        r = np.nextafter(r, np.inf if delta ** 2 + np.expm1(-r) > 0 else -np.inf)
+    assert delta ** 2 + np.expm1(-r) == 0
+    expected = r + math.log1p(-1 / alpha) - (math.log(delta) + math.log(alpha)) / (alpha - 1)
+    eps, order = conversion.epsilon_improved([r], [alpha], delta)
+    assert expected > 0.4 and eps == pytest.approx(expected, rel=1e-12) and order == alpha
