@@ -1,5 +1,5 @@
 """Tables of the chapter "DP-FedPAQ experiments": final losses per figure, the γ × C grid,
-the valid-calibration costs and the claim verdicts, as captioned pandas Stylers (HTML)."""
+the valid-calibration costs and the claim verdicts, as pandas DataFrames (shown by :func:`fedrepro.report.show.table`)."""
 
 from __future__ import annotations
 
@@ -15,15 +15,9 @@ from fedrepro.dpfedpaq.quantizer import bits
 from fedrepro.report.book import sig3
 
 __all__ = ["available", "authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "items_frame", "noise_frame",
-           "styled", "valid_calibration_frame", "valid_summary", "verdict_counts"]
+           "valid_calibration_frame", "valid_summary", "verdict_counts"]
 
 Runs = Mapping[str, Mapping[str, np.ndarray]]
-
-
-def styled(frame: pd.DataFrame, caption: str) -> Any:
-    """A Styler with a caption, 3 significant digits and a fixed id (stable HTML)."""
-    return frame.style.set_caption(caption).format(lambda v: sig3(v) if isinstance(v, (float, np.floating)) else v
-                                                   ).set_uuid("dpfedpaq")
 
 
 def available(fn, *args: Any) -> pd.DataFrame:
