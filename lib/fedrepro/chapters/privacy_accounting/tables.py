@@ -18,7 +18,7 @@ from fedrepro.report.paper import PaperCell
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["accountant_gaps", "calibration_looseness", "calibration_table", "iteration_table", "paper_counts"]
+__all__ = ["accountant_frame", "accountant_gaps", "accountant_lines", "calibration_looseness", "calibration_table", "iteration_table", "paper_counts"]
 
 
 def paper_counts(cells: Iterable[PaperCell]) -> dict[float, int]:
@@ -126,6 +126,22 @@ def accountant_lines(curve: Mapping[str, Any], q: float = 0.015, sigma: float = 
         improved = budget.epsilon_after_steps(float(t), q, sigma, delta, rdp.ALIDPFL_CODE_ORDERS, "improved")[0]
         lines.append(f"T = {int(t):5d}   basic {sig3(basic):>6}   improved {sig3(improved):>6}   PLD {sig3(pld):>6}")
     return lines
+
+
+def accountant_frame(curve: Mapping[str, Any], q: float = 0.015, sigma: float = 1.1,
+                     delta: float = 1e-5) -> pd.DataFrame:
+    """:func:`accountant_lines` as a table: one row per step count ``T`` of the PLD reference,
+    ε by the basic and the improved RDP conversions and by the PLD accountant."""
+    import pandas as pd
+
+    from fedrepro.privacy import rdp
+
+    rows = []
+    for t, pld in zip(curve["pld_steps"], curve["pld"], strict=True):
+        basic = budget.epsilon_after_steps(float(t), q, sigma, delta, conversion="basic")[0]
+        improved = budget.epsilon_after_steps(float(t), q, sigma, delta, rdp.ALIDPFL_CODE_ORDERS, "improved")[0]
+        rows.append({"T": int(t), "basic": float(basic), "improved": float(improved), "PLD": float(pld)})
+    return pd.DataFrame(rows)
 
 
 def epsilon_at_steps(steps: float, q: float, sigma: float, delta: float) -> float:

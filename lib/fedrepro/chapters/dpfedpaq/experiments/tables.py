@@ -1,5 +1,5 @@
 """Tables of the chapter "DP-FedPAQ experiments": final losses per figure, the γ × C grid,
-the valid-calibration costs and the claim verdicts, as captioned pandas Stylers (HTML)."""
+the valid-calibration costs and the claim verdicts, as pandas DataFrames (shown by :func:`fedrepro.report.show.table`)."""
 
 from __future__ import annotations
 
@@ -14,16 +14,10 @@ from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
 from fedrepro.dpfedpaq.quantizer import bits
 from fedrepro.report.book import sig3
 
-__all__ = ["available", "authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "noise_frame",
-           "styled", "valid_calibration_frame", "valid_summary", "verdict_counts"]
+__all__ = ["available", "authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "items_frame", "noise_frame",
+           "valid_calibration_frame", "valid_summary", "verdict_counts"]
 
 Runs = Mapping[str, Mapping[str, np.ndarray]]
-
-
-def styled(frame: pd.DataFrame, caption: str) -> Any:
-    """A Styler with a caption, 3 significant digits and a fixed id (stable HTML)."""
-    return frame.style.set_caption(caption).format(lambda v: sig3(v) if isinstance(v, (float, np.floating)) else v
-                                                   ).set_uuid("dpfedpaq")
 
 
 def available(fn, *args: Any) -> pd.DataFrame:
@@ -164,6 +158,16 @@ def claims_frame(runs: Runs, profile: str = "paper") -> pd.DataFrame:
     v = _claims.verdicts(runs, profile)
     rows = [{"item": k, "status": s, "paper says": (quotes.get(k, "")[:80] + ("…" if len(quotes.get(k, "")) > 80 else "")),
              "evidence": why} for k, (s, why) in v.items()]
+    return pd.DataFrame(rows).set_index("item")
+
+
+def items_frame(verdicts_: Mapping[str, tuple[str, str]], *items: str) -> pd.DataFrame:
+    """:func:`claims.lines` as a table: one row per item (short id such as ``"C24"``) with its
+    verdict and evidence."""
+    if not items:
+        raise ValueError("items must name at least one item, e.g. 'C24'")
+    rows = [{"item": item, "verdict": verdicts_[f"dpfedpaq-main-{item}"][0],
+             "evidence": verdicts_[f"dpfedpaq-main-{item}"][1]} for item in items]
     return pd.DataFrame(rows).set_index("item")
 
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 __all__ = [
-    "styled", "all_rows", "statement_summary", "summary_frame", "quantizer_frame", "realized_frame", "training_frame",
+    "all_rows", "statement_summary", "summary_frame", "quantizer_frame", "realized_frame", "training_frame",
     "sensitivity_frame", "lr_frame", "lemma_frame", "theorem_frame", "isotropic_frame", "mnist_frame",
     "heterogeneity_frame", "budget_rows", "best_schedule", "budget_frame", "budget_constants", "verdicts",
     "figure_realized", "figure_lemmas", "figure_theorem", "figure_isotropic", "figure_budget",
@@ -41,11 +41,6 @@ def _frame(rows: list[dict[str, Any]], caption: str) -> pd.DataFrame:
     df = pd.DataFrame(rows)
     df.attrs["caption"] = caption
     return df
-
-
-def styled(frame: pd.DataFrame):
-    """The frame as an HTML table with its caption (``frame.attrs["caption"]``), no index."""
-    return frame.style.set_caption(frame.attrs.get("caption", "")).hide(axis="index")
 
 
 def all_rows(checks: dict[str, Any], theorem: dict[str, Any]) -> list[dict[str, Any]]:
