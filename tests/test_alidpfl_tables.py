@@ -99,3 +99,12 @@ def test_iterations_used_stops_before_either_budget():
     assert tables.iterations_used(3, 317, 598) == 597
     assert tables.iterations_used(9, 317, 1538) == 1530
     assert tables.iterations_used(2, 317, 177) == 176
+
+
+def test_table2_first_column_has_fewer_rounds_than_iterations():
+    """Errata: Table II's "R_s = R_c" column at eps = 1.75 has R_s = 158 < R_c = 177 (the
+    accountant's count), so tau = 1 cannot use every iteration there and tau = 3 can."""
+    (cell,) = [c for c in experiments.cells(experiments.TablesConfig())
+               if c["table"] == "II" and c["condition"] == "Rs=Rc" and c["epsilon"] == 1.75]
+    assert (cell["rounds"], cell["iterations"]) == (158, 177)
+    assert tables.iterations_used(1, 158, 177) == 158 < tables.iterations_used(3, 158, 177) == 177

@@ -22,7 +22,7 @@ from fedrepro.report import paper
 from fedrepro.report.scorecard import Outcome
 
 __all__ = ["h_grid", "fixed_T_argmin", "outcomes", "bound_decreases_in_T", "tables_outcomes",
-           "table_outcomes", "CIFAR_REASON"]
+           "table_outcomes", "claims_frame", "CIFAR_REASON"]
 
 CIFAR_REASON = ("data unavailable: CIFAR-10 is not on the offline mirror of the machines that computed "
                 "the committed results; the same code computes these cells where the data is present")
@@ -254,6 +254,16 @@ def tables_outcomes(result: dict[str, Any], profile: str = "paper") -> dict[str,
                 f"{min(fractions):.0%} to {max(fractions):.0%} of the rounds of each ALI-DPFL run; elsewhere tau* = 1 "
                 f"by the fallback") if fractions else "no ALI-DPFL run")
     return out
+
+
+def claims_frame(result: dict[str, Any], profile: str = "paper"):
+    """The experimental claims and figures of ALI-DPFL with their outcome and evidence."""
+    import pandas as pd
+
+    out = tables_outcomes(result, profile)
+    rows = [(cid.removeprefix("alidpfl-main-"), o.status, o.reason) for cid, o in sorted(out.items())
+            if "-C" in cid or "-F" in cid]
+    return pd.DataFrame(rows, columns=["item", "outcome", "evidence"]).set_index("item")
 
 
 def table_outcomes() -> dict[str, Outcome]:

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["TOLERANCE", "TABLES", "Table", "parse_column", "paper_table", "cell_keys", "ours_frame",
            "diff_frame", "best_fixed", "tau1_optimal", "ali_vs_fixed", "ali_vs_tau1", "argmax_spread",
            "tau_sequences_rise", "iterations_used", "figure_accuracy_vs_tau", "figure_tau_sequences",
-           "figure_curves", "budget_frame", "seeds_frame", "summary_counts"]
+           "figure_curves", "budget_frame", "unaccounted_frame", "seeds_frame", "summary_counts"]
 
 Table = Mapping[str, Mapping[str, float]]
 
@@ -178,6 +178,21 @@ def budget_frame(result: Mapping[str, Any], profile: str = "paper", reading: str
                      taus.size, int(taus.sum()), float(taus.mean())))
     return pd.DataFrame(rows, columns=["cell", "R_s", "R_c", "eps spent", "iterations, tau = 1",
                                        "ALI-DPFL rounds", "ALI-DPFL iterations", "mean tau*"]).set_index("cell")
+
+
+def unaccounted_frame(result: Mapping[str, Any]) -> pd.DataFrame:
+    """Per ALI-DPFL run: per-sample gradient evaluations on private data that the accountant
+    charges (DP-SGD, records sampled) and that it does not (the clients' estimates of F_i,
+    ∇F_i at ŵ_i and ŵ, every round), summed over the clients."""
+    import pandas as pd
+
+    rows = []
+    for name, res in result["runs"].items():
+        if name.startswith("ali-"):
+            acc, una = int(res["sampled_records"]), int(res["unaccounted_gradients"])
+            rows.append((name[4:].replace("-eps", ", eps = "), int(res["rounds"]), acc, una, una / max(acc, 1)))
+    return pd.DataFrame(rows, columns=["run (table, eps)", "rounds", "accounted (DP-SGD)",
+                                       "unaccounted (estimates)", "ratio"]).set_index("run (table, eps)")
 
 
 def seeds_frame(results: Mapping[int, Mapping[str, Any]], table: str) -> pd.DataFrame:
