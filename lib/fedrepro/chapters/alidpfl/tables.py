@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fedrepro.alidpfl import tau_rule
 from fedrepro.alidpfl.budget import PAPER_CELLS
 from fedrepro.chapters.alidpfl import experiments
 from fedrepro.report import paper
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["TOLERANCE", "TABLES", "Table", "parse_column", "paper_table", "cell_keys", "ours_frame",
            "diff_frame", "best_fixed", "tau1_optimal", "ali_vs_fixed", "ali_vs_tau1", "argmax_spread",
            "tau_sequences_rise", "iterations_used", "figure_accuracy_vs_tau", "figure_tau_sequences",
-           "figure_curves", "budget_frame", "unaccounted_frame", "seeds_frame", "summary_counts"]
+           "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "seeds_frame", "summary_counts"]
 
 Table = Mapping[str, Mapping[str, float]]
 
@@ -178,6 +179,53 @@ def budget_frame(result: Mapping[str, Any], profile: str = "paper", reading: str
                      taus.size, int(taus.sum()), float(taus.mean())))
     return pd.DataFrame(rows, columns=["cell", "R_s", "R_c", "eps spent", "iterations, tau = 1",
                                        "ALI-DPFL rounds", "ALI-DPFL iterations", "mean tau*"]).set_index("cell")
+
+
+def tau_rule_replay(run: Mapping[str, Any], rounds: int, iterations: int,
+                    rules: Sequence[str] = ("loss", "half-loss", "fixed")) -> dict[str, np.ndarray]:
+    """τ* that each λ, ω rule of :data:`fedrepro.alidpfl.tau_rule.LAMBDA_OMEGA_RULES` would
+    choose after every round of a stored ALI-DPFL ``run`` (rule ``"loss"``), at the same state:
+    the same ρ, β, ξ, budgets left and previous τ, with F(ŵ) = λ and D = ω^(−1/2) recovered
+    from the run's ``"loss"`` rule. For ``"loss"`` this gives back the run's own choices
+    (``run["taus"][1:]``, and the choice after the last round)."""
+    c = run["constants"]
+    taus = np.asarray(run["taus"], dtype=int)
+    noise = tau_rule.noise_term(int(run["d"]), 1.1, 0.1, 0.015 * 6000)
+    out: dict[str, np.ndarray] = {}
+    for rule in rules:
+        chosen = []
+        for r in range(taus.size):
+            loss, dist = float(c["lam"][r]), float(c["omega"][r]) ** -0.5
+            lam, omega = tau_rule.lambda_omega(rule, loss, dist)
+            done = int(taus[: r + 1].sum())
+            tau, _ = tau_rule.choose_tau(
+                tau_rule.Constants(float(c["rho"][r]), float(c["beta"][r]), float(c["xi"][r]), lam, omega),
+                tau_prev=int(taus[r]), eta=0.5, noise=noise, iterations_done=done,
+                rounds_left=max(rounds - (r + 1), 0), iterations_left=max(iterations - done, 0))
+            chosen.append(tau)
+        out[rule] = np.array(chosen, dtype=int)
+    return out
+
+
+def rules_frame(result: Mapping[str, Any], profile: str = "paper") -> pd.DataFrame:
+    """Per ALI-DPFL run: mean τ* chosen by each λ, ω rule at the run's states
+    (:func:`tau_rule_replay`) and the share of rounds where it agrees with the run's rule."""
+    import pandas as pd
+
+    budgets = {_ali_unit(cell_key(c["table"], c["condition"], c["epsilon"])): c
+               for c in experiments.cells(experiments.TablesConfig(profile=profile))}
+    rows = []
+    for name, run in result["runs"].items():
+        if not name.startswith("ali-"):
+            continue
+        replay = tau_rule_replay(run, budgets[name]["rounds"], budgets[name]["iterations"])
+        row: dict[str, Any] = {"run (table, eps)": name[4:].replace("-eps", ", eps = ")}
+        for rule, taus in replay.items():
+            row[f"mean tau*, {rule}"] = float(taus.mean())
+            if rule != "loss":
+                row[f"same as loss, {rule}"] = float(np.mean(taus == replay["loss"]))
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("run (table, eps)")
 
 
 def unaccounted_frame(result: Mapping[str, Any]) -> pd.DataFrame:
