@@ -108,3 +108,13 @@ def test_table2_first_column_has_fewer_rounds_than_iterations():
                if c["table"] == "II" and c["condition"] == "Rs=Rc" and c["epsilon"] == 1.75]
     assert (cell["rounds"], cell["iterations"]) == (158, 177)
     assert tables.iterations_used(1, 158, 177) == 158 < tables.iterations_used(3, 158, 177) == 177
+
+
+def test_improved_conversion_reads_the_tau1_curve_while_the_run_lasts():
+    rounds = np.arange(10, 320, 10)
+    res = {"runs": {"tau-1": {"curve_rounds": rounds, "curve_accuracy": rounds / 1000}}}
+    frame = tables.improved_conversion_frame(res, epsilons=(1.55, 2.0))
+    assert frame.loc[1.55, "R_c basic"] == 79 and frame.loc[1.55, "acc. tau = 1 (%)"] == pytest.approx(7.0)
+    assert frame.loc[1.55, "R_c improved"] > 79
+    assert frame.loc[1.55, "acc. tau = 1 (%), improved"] == pytest.approx(frame.loc[1.55, "R_c improved"] // 10)
+    assert np.isnan(frame.loc[2.0, "acc. tau = 1 (%), improved"])  # beyond the run
