@@ -41,9 +41,8 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from fedrepro.dpfedpaq import local  # noqa: E402
-from fedrepro.dpfedpaq.algorithms import private_batch_sizes  # noqa: E402
+from fedrepro.dpfedpaq.algorithms import private_batch_sizes, private_round  # noqa: E402
 from fedrepro.dpfedpaq.mnist import het_mnist_problem  # noqa: E402
-from fedrepro.dpfedpaq.quantizer import quantize  # noqa: E402
 from fedrepro.problems.softmax import SoftmaxProblem  # noqa: E402
 
 M, E, GAMMA, CLIP, S, LR, SIGMA = 10, 10, 0.2, 1.0, 10, 0.1, 0.01
@@ -61,12 +60,9 @@ def setup(problem: SoftmaxProblem, seed: int = 0) -> tuple[np.ndarray, local.Sch
 
 def round_vectorised(problem: SoftmaxProblem, x: np.ndarray, sched: local.Schedule, b: np.ndarray,
                      rng: np.random.Generator, noise: bool = True, q: bool = True) -> np.ndarray:
-    u = local.local_sgd(problem, x, sched, LR, clip=CLIP) - x
-    flat = u.reshape(M, -1)
-    if noise:
-        flat = flat + SIGMA * rng.standard_normal(flat.shape)
-    dx = quantize(flat, S if q else None, rng)
-    return x + dx.mean(axis=0).reshape(x.shape)
+    return private_round(problem, x, sched, LR, clip=CLIP, q_levels=S if q else None,
+                         noise_std=np.full(M, SIGMA) if noise else None, rng_noise=rng,
+                         rng_quantizer=rng).x
 
 
 def round_loop(problem: SoftmaxProblem, x: np.ndarray, sched: local.Schedule, b: np.ndarray,
