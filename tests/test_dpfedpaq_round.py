@@ -215,3 +215,129 @@ def test_run_bits_are_rounds_times_devices_times_beta(s):
                            epsilon=None, q_levels=s, eval_rounds=[0, 1, 3])
     beta = 32 * 7850 if s is None else 7850 * math.log(2 * s + 1) / math.log(2) + 32
     assert np.allclose(h.bits, [0, 2 * beta, 6 * beta], rtol=1e-12)
+
+
+# ---------------------------------------------------------------- bad input
+_P = small_problem()
+_RNG = np.random.default_rng
+_DEV = np.array([0, 1])
+_X = np.zeros((785, 10))
+_SCHED = loc.subsample_batches(_P, _DEV, 2, np.array([3, 3]), _RNG(0))
+
+
+def _sched(**kw):
+    return loc.Schedule(**{"rows": _SCHED.rows, "weights": _SCHED.weights, "active": _SCHED.active, **kw})
+
+
+def _round(**kw):
+    base = dict(clip=1.0, q_levels=2, noise_std=np.ones(2), rng_noise=_RNG(0), rng_quantizer=_RNG(0))
+    x = kw.pop("x", _X)
+    sched = kw.pop("schedule", _SCHED)
+    lr = kw.pop("lr", 0.1)
+    return alg.private_round(_P, x, sched, lr, **{**base, **kw})
+
+
+BAD = {
+    # local.py
+    "fresh devices out of range": (lambda: loc.fresh_batches(_P, np.array([0, 5]), 2, 3, _RNG(0)), r"devices must lie in \[0, N-1\]"),
+    "fresh devices not integers": (lambda: loc.fresh_batches(_P, np.array([0.5]), 2, 3, _RNG(0)), "devices must be"),
+    "fresh steps 0": (lambda: loc.fresh_batches(_P, _DEV, 0, 3, _RNG(0)), r"steps \(local steps E\) must be an integer >= 1"),
+    "fresh batch too large": (lambda: loc.fresh_batches(_P, _DEV, 2, 10_000, _RNG(0)), r"batch_size \(at most min n_i"),
+    "fresh rng": (lambda: loc.fresh_batches(_P, _DEV, 2, 3, 0), "rng must be a numpy.random.Generator"),
+    "full problem": (lambda: loc.full_batches("mnist", _DEV, 2), "problem must be a SoftmaxProblem"),
+    "subsample gamma n/E < 1": (lambda: loc.subsample_batches(_P, _DEV, 20, np.array([3, 3]), _RNG(0)), r"batch_sizes \(b_i\) must lie in \[1, n_i/E"),
+    "subsample b = 0": (lambda: loc.subsample_batches(_P, _DEV, 2, np.array([0, 3]), _RNG(0)), r"batch_sizes \(b_i\) must lie in \[1"),
+    "subsample b shape": (lambda: loc.subsample_batches(_P, _DEV, 2, np.array([3, 3, 3]), _RNG(0)), r"batch_sizes \(b_i\) must be 2 integers"),
+    "epoch subset > n_i": (lambda: loc.epoch_batches(_P, _DEV, 2, np.array([3, 999]), _RNG(0)), r"subset_sizes must lie in \[1, n_i\]"),
+    "epoch epochs 0": (lambda: loc.epoch_batches(_P, _DEV, 0, np.array([3, 3]), _RNG(0)), r"epochs \(E\) must be an integer >= 1"),
+    "epoch batch 0": (lambda: loc.epoch_batches(_P, _DEV, 1, np.array([3, 3]), _RNG(0), batch_size=0), "batch_size must be an integer >= 1"),
+    "schedule rows shape": (lambda: _sched(rows=_SCHED.rows[0]), r"rows must be a non-empty \(S, M, B\)"),
+    "schedule weights shape": (lambda: _sched(weights=_SCHED.weights[:1]), "weights must be a float array of the shape"),
+    "schedule active dtype": (lambda: _sched(active=_SCHED.active.astype(int)), r"active must be a bool array of shape \(S, M\)"),
+    "schedule negative weight": (lambda: _sched(weights=-_SCHED.weights), r"weights in \[0, inf\)"),
+    "local lr 0": (lambda: loc.local_updates(_P, _X, _SCHED, 0.0), r"lr \(learning rate\) must be in \(0, inf\)"),
+    "local clip 0": (lambda: loc.local_updates(_P, _X, _SCHED, 0.1, clip=0.0), r"clip \(C\) must be in \(0, inf\)"),
+    "local clip_mode": (lambda: loc.local_sgd(_P, _X, _SCHED, 0.1, clip_mode="x"), "clip_mode must be 'sample' or 'batch'"),
+    "local x shape": (lambda: loc.local_updates(_P, np.zeros((784, 10)), _SCHED, 0.1), r"x must be a real array of shape \(785, 10\)"),
+    "local x nan": (lambda: loc.local_updates(_P, _X + np.nan, _SCHED, 0.1), "x must be finite"),
+    "local correction shape": (lambda: loc.local_updates(_P, _X, _SCHED, 0.1, correction=np.zeros((3, 785, 10))), r"correction must be a float array of shape \(2, 785, 10\)"),
+    "local rows beyond data": (lambda: loc.local_updates(_P, _X, _sched(rows=_SCHED.rows + 10_000), 0.1), r"schedule rows must lie in \[0, n-1\]"),
+    "local schedule type": (lambda: loc.local_updates(_P, _X, "s", 0.1), "schedule must be a Schedule"),
+    # quantizer.py
+    "encode s 0": (lambda: qz.encode(np.ones(3), 0, _RNG(0)), r"s \(quantization levels\) must be an integer >= 1"),
+    "encode rng": (lambda: qz.encode(np.ones(3), 2, None), "rng must be a numpy.random.Generator"),
+    "encode complex": (lambda: qz.encode(np.ones(3) * 1j, 2, _RNG(0)), "v must be a real array"),
+    "decode negative norm": (lambda: qz.decode(-np.ones(1), np.ones((1, 2), int), 2), r"norms must be finite reals in \[0, inf\)"),
+    "decode float h": (lambda: qz.decode(np.ones(1), np.ones((1, 2)), 2), r"h must be an integer array with entries in \[-s, s\]"),
+    "decode h shape": (lambda: qz.decode(np.ones(2), np.ones((1, 2), int), 2), r"h must have shape \(m, d\)"),
+    "quantized_mean s -1": (lambda: qz.quantized_mean(np.ones((2, 3)), -1, _RNG(0)), r"s \(quantization levels\) must be an integer >= 1"),
+    "quantized_mean inf": (lambda: qz.quantized_mean(np.array([[np.inf, 1.0]]), 2, _RNG(0)), "v must be finite"),
+    "quantized_mean rng": (lambda: qz.quantized_mean(np.ones((2, 3)), 2, "r"), "rng must be a numpy.random.Generator"),
+    "row_norms 3-d": (lambda: qz.row_norms(np.ones((2, 2, 2))), r"v must have shape \(m, d\) or \(d,\)"),
+    "exact_variance s 0": (lambda: qz.exact_variance(np.ones(3), 0), r"s \(quantization levels\)"),
+    "variance_bound nan": (lambda: qz.variance_bound(np.array([np.nan]), 2), "v must be finite"),
+    "ceil_bits d 0": (lambda: qz.ceil_bits(0, 2), r"d \(dimension\) must be an integer >= 1"),
+    "variance_parameter s 0": (lambda: qz.variance_parameter(10, 0), r"s \(quantization levels\)"),
+    # noise.py
+    "sensitivity mode": (lambda: nz.sensitivity("x", lr=0.1, local_steps=1, clip=1.0, batch_size=1, n_samples=1), "sensitivity must be one of"),
+    "sensitivity lr 0": (lambda: nz.sensitivity("rigorous", lr=0.0, local_steps=1, clip=1.0, batch_size=1, n_samples=1), r"lr must be in \(0, inf\)"),
+    "sensitivity C 0": (lambda: nz.sensitivity("rigorous", lr=0.1, local_steps=1, clip=0.0, batch_size=1, n_samples=1), r"clip \(C\) must be in \(0, inf\)"),
+    "sensitivity E 0": (lambda: nz.sensitivity("rigorous", lr=0.1, local_steps=0, clip=1.0, batch_size=1, n_samples=1), r"local_steps \(E\) must be an integer >= 1"),
+    "sensitivity b 0": (lambda: nz.sensitivity("per_step", lr=0.1, local_steps=1, clip=1.0, batch_size=0, n_samples=1), "batch_size must be integers >= 1"),
+    "sensitivity n 0": (lambda: nz.sensitivity("authors_code", lr=0.1, local_steps=1, clip=1.0, batch_size=1, n_samples=0), "n_samples must be integers >= 1"),
+    "multipliers eps 0": (lambda: nz.noise_multipliers("paper", epsilon=0.0, delta=1e-4, gamma=0.2), r"epsilon must be in \(0, inf\)"),
+    "multipliers delta 1": (lambda: nz.noise_multipliers("paper", epsilon=1.0, delta=1.0, gamma=0.2), r"delta must be in \(0, 1\)"),
+    "multipliers delta 0": (lambda: nz.noise_multipliers("exact", epsilon=1.0, delta=0.0, gamma=0.2), r"delta must be in \(0, 1\)"),
+    "multipliers gamma > 1": (lambda: nz.noise_multipliers("paper", epsilon=1.0, delta=1e-4, gamma=1.5), r"gamma .* must lie in \(0, 1\]"),
+    "multipliers calibration": (lambda: nz.noise_multipliers("x", epsilon=1.0, delta=1e-4, gamma=0.2), "calibration must be one of"),
+    "add_noise negative std": (lambda: nz.add_noise(np.zeros((2, 3)), np.array([1.0, -1.0]), _RNG(0)), r"std .* must lie in \[0, inf\)"),
+    "add_noise std shape": (lambda: nz.add_noise(np.zeros((2, 3)), np.ones(3), _RNG(0)), r"std must be a scalar or have shape \(m,\)"),
+    "add_noise u int": (lambda: nz.add_noise(np.zeros((2, 3), int), 1.0, _RNG(0)), r"u must be a float32 or float64 array of shape \(m, d\)"),
+    "add_noise rng": (lambda: nz.add_noise(np.zeros((2, 3)), 1.0, 1), "rng must be a numpy.random.Generator"),
+    # algorithms.py
+    "learning_rate lr0 0": (lambda: alg.learning_rate(1, 10, lr0=0.0), r"lr0 \(initial learning rate\) must be in \(0, inf\)"),
+    "learning_rate tau < 0": (lambda: alg.learning_rate(1, 10, decay_iters=-1.0), r"decay_iters .* must be in \(0, inf\)"),
+    "learning_rate k < 0": (lambda: alg.learning_rate(-1, 10), r"k \(round\) must be an integer or integer array in \[0, inf\)"),
+    "learning_rate E 0": (lambda: alg.learning_rate(1, 0), r"local_steps \(E\) must be an integer >= 1"),
+    "batch sizes gamma n/E < 1": (lambda: alg.private_batch_sizes(np.array([40, 50]), 0.1, 10), r"sample_ratio·n_i/local_steps must be >= 1"),
+    "batch sizes gamma 0": (lambda: alg.private_batch_sizes(np.array([40]), 0.0, 1), r"sample_ratio \(gamma\) must be in \(0, inf\)"),
+    "batch sizes n_i 0": (lambda: alg.private_batch_sizes(np.array([0, 5]), 0.5, 1), r"sizes \(n_i\) must be .* integers >= 1"),
+    "fedpaq M > N": (lambda: alg.fedpaq(_P, rounds=1, local_steps=1, m_per_round=6), r"m_per_round \(M, at most N=5\) must be an integer in \[1, 5\]"),
+    "fedpaq s 0": (lambda: alg.fedpaq(_P, rounds=1, local_steps=1, m_per_round=2, q_levels=0), r"q_levels \(s\) must be an integer >= 1"),
+    "fedpaq x0 shape": (lambda: alg.fedpaq(_P, rounds=1, local_steps=1, m_per_round=2, batch_size=3, x0=np.zeros(5)), r"x0 must be a finite real array of shape \(785, 10\)"),
+    "fedavg q_levels": (lambda: alg.fedavg(_P, rounds=1, local_steps=1, m_per_round=2, q_levels=2), "fedavg takes no q_levels"),
+    "distributed_sgd lr0": (lambda: alg.distributed_sgd(_P, rounds=1, lr0=-1.0), r"lr0 .* must be in \(0, inf\)"),
+    "scaffold batch 0": (lambda: alg.scaffold(_P, rounds=1, local_steps=1, m_per_round=2, batch_size=0), r"batch_size \(at most min n_i = \d+\) must be an integer in \[1, \d+\]"),
+    "scaffold E 0": (lambda: alg.scaffold(_P, rounds=1, local_steps=0, m_per_round=2), r"local_steps \(E\) must be an integer >= 1"),
+    "private eps 0": (lambda: alg.private_fedpaq(_P, rounds=1, local_steps=2, m_per_round=2, sample_ratio=0.5, epsilon=0.0), r"epsilon must be in \(0, inf\)"),
+    "private delta 0": (lambda: alg.private_fedpaq(_P, rounds=1, local_steps=2, m_per_round=2, sample_ratio=0.5, delta=0.0), r"delta must be in \(0, 1\)"),
+    "private C < 0": (lambda: alg.private_fedpaq(_P, rounds=1, local_steps=2, m_per_round=2, sample_ratio=0.5, clip=-1.0), r"clip \(C\) must be in \(0, inf\)"),
+    "private gamma n/E < 1": (lambda: alg.private_fedpaq(_P, rounds=1, local_steps=40, m_per_round=2, sample_ratio=0.5), r"sample_ratio·n_i/local_steps must be >= 1"),
+    "private M > N": (lambda: alg.private_fedpaq(_P, rounds=1, local_steps=2, m_per_round=9, sample_ratio=0.5), r"m_per_round \(M, at most N=5\)"),
+    "private s 0": (lambda: alg.private_fedpaq(_P, rounds=1, local_steps=2, m_per_round=2, sample_ratio=0.5, q_levels=0), r"q_levels \(s\) must be an integer >= 1"),
+    "private tau 0": (lambda: alg.private_fedpaq(_P, rounds=1, local_steps=2, m_per_round=2, sample_ratio=0.5, decay_iters=0.0), r"decay_iters .* must be in \(0, inf\)"),
+    "round x shape": (lambda: _round(x=np.zeros(7850)), r"x must be a float array of shape \(785, 10\)"),
+    "round lr 0": (lambda: _round(lr=0.0), r"lr \(learning rate\) must be in \(0, inf\)"),
+    "round C 0": (lambda: _round(clip=0.0), r"clip \(C\) must be in \(0, inf\)"),
+    "round s 0": (lambda: _round(q_levels=0), r"s \(quantization levels\) must be an integer >= 1"),
+    "round std shape": (lambda: _round(noise_std=np.ones(3)), r"std must be a scalar or have shape \(m,\) = \(2,\)"),
+    "round noise rng": (lambda: _round(rng_noise=3), "rng must be a numpy.random.Generator"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_bad_input_names_the_parameter_and_range(case):
+    fn, match = BAD[case]
+    with pytest.raises(ValueError, match=match):
+        fn()
+
+
+def test_bad_input_cases_are_valid_with_good_values():
+    """The fixtures of the bad-input table are themselves valid (so each case fails only
+    because of its one bad parameter)."""
+    loc.fresh_batches(_P, _DEV, 2, 3, _RNG(0))
+    loc.epoch_batches(_P, _DEV, 1, np.array([3, 3]), _RNG(0))
+    assert _round().x.shape == (785, 10)
+    alg.private_fedpaq(_P, rounds=1, local_steps=2, m_per_round=2, sample_ratio=0.5)
+    alg.scaffold(_P, rounds=1, local_steps=1, m_per_round=2, batch_size=3)
+    assert alg.learning_rate(np.arange(3), 10).shape == (3,)

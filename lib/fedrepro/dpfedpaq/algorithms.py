@@ -283,7 +283,10 @@ def private_batch_sizes(sizes: np.ndarray, sample_ratio: float, local_steps: int
     if sample_ratio > 1:
         raise ValueError(f"sample_ratio (gamma) must lie in (0, 1], got {sample_ratio!r}")
     local_steps = check_int("local_steps (E)", local_steps, 1)
-    sizes = np.asarray(sizes, dtype=np.int64)
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1 or sizes.size < 1 or sizes.dtype.kind not in "iu" or np.any(sizes < 1):
+        raise ValueError(f"sizes (n_i) must be a non-empty 1-d array of integers >= 1, got {sizes!r}")
+    sizes = sizes.astype(np.int64)
     # tiny tolerance so that e.g. 0.2·600/10 = 12 is not floored to 11 by round-off
     b = np.floor(sample_ratio * sizes / local_steps * (1 + 1e-12)).astype(np.int64)
     if np.any(b < 1):

@@ -141,7 +141,12 @@ def decode(norms: np.ndarray, h: np.ndarray, s: int) -> np.ndarray:
     """Q(v) from its message: norms[:, None] · h / s (float64 array of shape (m, d))."""
     s = int(_check_levels(s))  # type: ignore[arg-type]
     h = np.asarray(h)
-    norms = np.asarray(norms, dtype=np.float64).reshape(-1)
+    norms = np.asarray(norms)
+    if norms.dtype.kind not in "fiu" or not np.all(np.isfinite(norms)) or np.any(norms < 0):
+        raise ValueError("norms must be finite reals in [0, inf)")
+    norms = norms.astype(np.float64).reshape(-1)
+    if h.dtype.kind not in "iu":
+        raise ValueError(f"h must be an integer array with entries in [-s, s], got dtype {h.dtype}")
     if h.ndim != 2 or h.shape[0] != norms.shape[0]:
         raise ValueError(f"h must have shape (m, d) with m = len(norms) = {norms.shape[0]}, "
                          f"got {h.shape}")
