@@ -264,8 +264,8 @@ def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr
         feats_all = problem.features[rows_all]  # (S, M, B, 785) float32, one gather
     labels_all = problem.labels[rows_all]
     w_all = schedule.weights * np.float32(-lr)  # −η folded into the batch weights
-    if sample_clip:  # C²/‖ã_j‖² once per schedule (‖ã_j‖² precomputed once per data set)
-        clip2_over_a2 = np.float32(clip * clip) / np.maximum(problem.sq_norms[rows_all], 1e-30)
+    if sample_clip:  # ‖ã_j‖²/C² once per schedule (‖ã_j‖² precomputed once per data set)
+        a2_over_clip2 = problem.sq_norms[rows_all] * np.float32(1.0 / (clip * clip))
 
     y = np.empty(shape, dtype=np.float32)
     y[...] = x32
@@ -273,36 +273,35 @@ def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr
     p = np.empty((m, bmax, N_CLASSES), dtype=np.float32)
     idx_m = np.arange(m)[:, None]
     idx_b = np.arange(bmax)[None, :]
-    with np.errstate(divide="ignore"):  # ‖R_j‖ = 0 gives factor min(1, inf) = 1
-        for t in range(steps):
-            a = feats_shared if shared else (feats_all[t] if gather_all else problem.features[rows_all[t]])
-            np.matmul(a, y, out=p)  # logits (M, B, 10)
-            p -= p.max(axis=-1, keepdims=True)
-            np.exp(p, out=p)
-            p /= p.sum(axis=-1, keepdims=True)
-            p[idx_m, idx_b, labels_all[t]] -= 1.0  # R = p − e
-            if sample_clip:  # c_j² = min(1, C²/(‖ã_j‖²‖R_j‖²))
-                c2 = np.einsum("mbk,mbk->mb", p, p)
-                np.divide(clip2_over_a2[t], c2, out=c2)
-                np.minimum(c2, 1.0, out=c2)
-                np.sqrt(c2, out=c2)
-                c2 *= w_all[t]
-                p *= c2[..., None]
-            else:
-                p *= w_all[t][..., None]
-            np.matmul(a.transpose(0, 2, 1), p, out=g)  # −η·(clipped) gradient
-            if batch_clip:
-                gn = np.sqrt(np.einsum("mij,mij->m", g, g, dtype=np.float64))
-                g *= np.minimum(1.0, clip * lr / np.maximum(gn, 1e-300)).astype(np.float32)[:, None, None]
-            act = schedule.active[t]
-            if act.all():  # y ← (1 − ημ)y − ηg − η·correction
-                y *= decay
-                y += g
-                if shift is not None:
-                    y -= shift
-            else:
-                step = decay * y[act] + g[act]
-                y[act] = step if shift is None else step - shift[act]
+    for t in range(steps):
+        a = feats_shared if shared else (feats_all[t] if gather_all else problem.features[rows_all[t]])
+        np.matmul(a, y, out=p)  # logits (M, B, 10)
+        p -= p.max(axis=-1, keepdims=True)
+        np.exp(p, out=p)
+        p /= p.sum(axis=-1, keepdims=True)
+        p[idx_m, idx_b, labels_all[t]] -= 1.0  # R = p − e
+        if sample_clip:  # c_j = min(1, C/(‖ã_j‖‖R_j‖)) = 1/√max(1, ‖ã_j‖²‖R_j‖²/C²)
+            q = np.einsum("mbk,mbk->mb", p, p)
+            q *= a2_over_clip2[t]
+            np.maximum(q, 1.0, out=q)
+            np.sqrt(q, out=q)
+            np.divide(w_all[t], q, out=q)
+            p *= q[..., None]
+        else:
+            p *= w_all[t][..., None]
+        np.matmul(a.transpose(0, 2, 1), p, out=g)  # −η·(clipped) gradient
+        if batch_clip:
+            gn = np.sqrt(np.einsum("mij,mij->m", g, g, dtype=np.float64))
+            g *= np.minimum(1.0, clip * lr / np.maximum(gn, 1e-300)).astype(np.float32)[:, None, None]
+        act = schedule.active[t]
+        if act.all():  # y ← (1 − ημ)y − ηg − η·correction
+            y *= decay
+            y += g
+            if shift is not None:
+                y -= shift
+        else:
+            step = decay * y[act] + g[act]
+            y[act] = step if shift is None else step - shift[act]
     y -= x32
     return y
 

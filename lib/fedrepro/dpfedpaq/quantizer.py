@@ -55,7 +55,7 @@ def _check_rng(rng: np.random.Generator) -> np.random.Generator:
     return rng
 
 
-def _as_rows(v: np.ndarray, name: str = "v") -> np.ndarray:
+def _as_rows(v: np.ndarray, name: str = "v", *, finite: bool = True) -> np.ndarray:
     arr = np.asarray(v)
     if arr.dtype.kind not in "fiu":
         raise ValueError(f"{name} must be a real array, got dtype {arr.dtype}")
@@ -63,9 +63,18 @@ def _as_rows(v: np.ndarray, name: str = "v") -> np.ndarray:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] < 1:
         raise ValueError(f"{name} must have shape (m, d) or (d,) with d >= 1, got {np.shape(v)}")
-    if not np.all(np.isfinite(arr)):
+    if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} must be finite (no nan or inf entries)")
     return arr
+
+
+def _checked_norms(arr: np.ndarray) -> np.ndarray:
+    """Row norms, raising unless every row is finite (a nan or inf entry makes its norm
+    nan or inf: one check on m numbers instead of a pass over the array)."""
+    norms = _norms(arr)
+    if not np.all(np.isfinite(norms)):
+        raise ValueError("v must be finite (no nan or inf entries, finite norms)")
+    return norms
 
 
 def _norms(arr: np.ndarray) -> np.ndarray:
@@ -114,8 +123,8 @@ def encode(v: np.ndarray, s: int, rng: np.random.Generator) -> tuple[np.ndarray,
     """
     s = int(_check_levels(s))  # type: ignore[arg-type]
     rng = _check_rng(rng)
-    arr = _as_float(_as_rows(v))
-    norms = _norms(arr)
+    arr = _as_float(_as_rows(v, finite=False))
+    norms = _checked_norms(arr)
     return norms.astype(np.float32), _levels(arr, norms, s, rng).astype(np.int32)
 
 
@@ -126,12 +135,12 @@ def quantized_mean(v: np.ndarray, s: int | None, rng: np.random.Generator) -> np
     Same law and same draws as :func:`quantize` followed by a mean over rows, without forming
     the int32 message: each row's float32 norm/s weighs its levels in one product.
     """
-    arr = _as_float(_as_rows(v))
     if s is None:
-        return arr.mean(axis=0, dtype=np.float64)
+        return _as_float(_as_rows(v)).mean(axis=0, dtype=np.float64)
     s = int(_check_levels(s))  # type: ignore[arg-type]
     rng = _check_rng(rng)
-    norms = _norms(arr)
+    arr = _as_float(_as_rows(v, finite=False))
+    norms = _checked_norms(arr)
     levels = _levels(arr, norms, s, rng)
     weights = norms.astype(np.float32).astype(np.float64) / (s * arr.shape[0])
     return weights @ levels.astype(np.float64)
