@@ -271,25 +271,37 @@ def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr
     y[...] = x32
     g = np.empty(shape, dtype=np.float32)
     p = np.empty((m, bmax, N_CLASSES), dtype=np.float32)
-    idx_m = np.arange(m)[:, None]
-    idx_b = np.arange(bmax)[None, :]
+    ones = np.ones((N_CLASSES, 1), dtype=np.float32)
+    # flat positions of the labels in the (M, B, 10) residuals: R = p − e in one scatter
+    label_pos = (np.arange(m * bmax) * N_CLASSES).reshape(m, bmax) + labels_all
+    # Fast path (no correction, every device active, per-sample or no clipping): keep
+    # ỹ_t = y_t/(1 − ημ)^t, so that a step is ỹ ← ỹ − η(1 − ημ)^−(t+1)·g (one pass; the
+    # factor goes into the batch weights) and the logits are (1 − ημ)^t·Ãỹ_t.
+    scaled = (shift is None and not batch_clip and bool(schedule.active.all())
+              and 0.0 < float(decay) and float(decay) ** steps >= 1e-3)
     for t in range(steps):
         a = feats_shared if shared else (feats_all[t] if gather_all else problem.features[rows_all[t]])
         np.matmul(a, y, out=p)  # logits (M, B, 10)
+        if scaled and t:
+            p *= decay ** t
         p -= p.max(axis=-1, keepdims=True)
         np.exp(p, out=p)
-        p /= p.sum(axis=-1, keepdims=True)
-        p[idx_m, idx_b, labels_all[t]] -= 1.0  # R = p − e
+        p /= np.matmul(p, ones)
+        p.reshape(-1)[label_pos[t].reshape(-1)] -= 1.0  # R = p − e
+        w = w_all[t] * (decay ** -(t + 1)) if scaled else w_all[t]
         if sample_clip:  # c_j = min(1, C/(‖ã_j‖‖R_j‖)) = 1/√max(1, ‖ã_j‖²‖R_j‖²/C²)
             q = np.einsum("mbk,mbk->mb", p, p)
             q *= a2_over_clip2[t]
             np.maximum(q, 1.0, out=q)
             np.sqrt(q, out=q)
-            np.divide(w_all[t], q, out=q)
+            np.divide(w, q, out=q)
             p *= q[..., None]
         else:
-            p *= w_all[t][..., None]
+            p *= w[..., None]
         np.matmul(a.transpose(0, 2, 1), p, out=g)  # −η·(clipped) gradient
+        if scaled:
+            y += g
+            continue
         if batch_clip:
             gn = np.sqrt(np.einsum("mij,mij->m", g, g, dtype=np.float64))
             g *= np.minimum(1.0, clip * lr / np.maximum(gn, 1e-300)).astype(np.float32)[:, None, None]
@@ -302,6 +314,8 @@ def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr
         else:
             step = decay * y[act] + g[act]
             y[act] = step if shift is None else step - shift[act]
+    if scaled:
+        y *= decay ** steps
     y -= x32
     return y
 
