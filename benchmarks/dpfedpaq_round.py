@@ -19,12 +19,14 @@ quantizer Q_s (s = 10), and the server average.
    the same quantizer written in torch.
 
 The three rounds use the same mini-batches and are checked to agree on the noise-free,
-unquantized model change (relative 1e-4: float32 products) before timing. Timings: each of
+unquantized model change (relative 1e-4: float32 products) before timing. Timing: each of
 ``--repeats`` repetitions runs the three rounds in turn (interleaved, so that a change of
-the machine's load hits all three; the parts of the vectorised round, local steps, noise
-and quantizer, are timed the same way), timed with ``time.perf_counter``; the best and the
-median of the repetitions are reported, with the 1-minute load average before and after.
-One BLAS / torch thread.
+the machine's load hits all three; the parts of the vectorised round, local steps, noise and
+quantizer, are timed the same way). Within a repetition an implementation is called as many
+times as fit in one call of the slowest (the same time budget for each), every call timed
+on its own with ``time.perf_counter``: on a loaded machine a fast call is then as likely as
+a slow one to find an undisturbed run. The best and the median of all calls are reported,
+with the 1-minute load average before and after. One BLAS / torch thread.
 
 Run from the repository root (MNIST from ``$FEDREPRO_DATA_MIRROR``):
 ``.venv/bin/python benchmarks/dpfedpaq_round.py``.
@@ -191,15 +193,24 @@ def main() -> None:
         "part_noise": lambda: add_noise(u.copy(), std, rng),
         "part_quantizer": lambda: quantized_mean(u, S, rng),
     })
-    for fn in fns.values():  # warm-up
+    single = {}
+    for name, fn in fns.items():  # warm-up, and the time of one call
         fn()
+        t0 = time.perf_counter()
+        fn()
+        single[name] = time.perf_counter() - t0
+    # every implementation gets about the same time per repetition (as many calls as fit in
+    # one call of the slowest), each call timed on its own: on a loaded machine a fast call is
+    # then as likely as a slow one to find an undisturbed run
+    calls = {name: int(min(100, max(1, round(max(single.values()) / t)))) for name, t in single.items()}
     load_before = os.getloadavg()[0]
     times: dict[str, list[float]] = {name: [] for name in fns}
     for _ in range(args.repeats):  # interleaved: a change of load hits all three
         for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            times[name].append(time.perf_counter() - t0)
+            for _ in range(calls[name]):
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
     load_after = os.getloadavg()[0]
     t_vec, t_loop, t_opa = (min(times[name]) for name in ("vectorised", "loop", "opacus"))
     med = {name: float(np.median(v)) for name, v in times.items() if not name.startswith("part")}
@@ -214,6 +225,7 @@ def main() -> None:
                       "vectorised_ms": round(1e3 * t_vec, 2), "loop_ms": round(1e3 * t_loop, 1),
                       "opacus_ms": round(1e3 * t_opa, 1), "ratio_loop": round(t_loop / t_vec, 1),
                       "ratio_opacus": round(t_opa / t_vec, 1), "repeats": args.repeats,
+                      "calls_per_repeat": calls,
                       "median_ms": {k: round(1e3 * v, 2) for k, v in med.items()},
                       "median_ratio_loop": round(med["loop"] / med["vectorised"], 1),
                       "median_ratio_opacus": round(med["opacus"] / med["vectorised"], 1),

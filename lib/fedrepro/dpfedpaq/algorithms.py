@@ -20,6 +20,8 @@ x_{k+1} = x_k + (1/M) Σ_{i∈S_k} Δx_i.
 Randomness: one ``SeedSequence`` per run spawns independent streams, one per purpose
 (:data:`STREAMS`: scheduling, mini-batches, subsampling, quantizer, noise), so that e.g. the
 schedule of devices is the same for runs that differ only in their privacy parameters.
+One round of Alg. 2 after scheduling is :func:`private_round` (float32 local models and
+noise, the quantizer's average in one product; ``benchmarks/dpfedpaq_round.py`` times it).
 Every run returns a :class:`History`: the metrics at the evaluation rounds, the cumulative
 uplink bits (K·M·β(s) counted message by message), the mean update and noise norms per round.
 """

@@ -14,7 +14,11 @@ h_i = sign(v_i)·s·ξ_i ∈ {−s, …, s}; coded at the ideal fixed rate over 
 β(s) = d·log2(2s + 1) + 32 bits (:func:`bits`). Unquantized, β = 32·d.
 
 All functions act on the rows of an (m, d) array at once (one norm per row), so that the M
-scheduled devices of a round are quantized in one call.
+scheduled devices of a round are quantized in one call. The integers are drawn by
+stochastic rounding, h_i = ⌊s·v_i/‖v‖ + U_i⌋ with U_i ~ U[0, 1) (the law of eq. (20) for
+either sign, see :func:`_levels`), in the input's precision (float32 rows in float32):
+four passes over the data. :func:`quantized_mean` returns the server's average of the
+decoded messages without forming them.
 """
 
 from __future__ import annotations
