@@ -91,8 +91,8 @@ def _norms(arr: np.ndarray) -> np.ndarray:
 def row_norms(v: np.ndarray) -> np.ndarray:
     """‖v_i‖₂ per row of ``v`` (shape (m, d) or (d,)), float64 (m,); float32 rows by BLAS dot
     products (relative error about 10⁻⁷, the precision of the float32 norm that is sent),
-    other real rows in float64."""
-    return _norms(_as_float(_as_rows(v)))
+    other real rows in float64; a row with a nan or inf entry has a nan or inf norm."""
+    return _norms(_as_float(_as_rows(v, finite=False)))
 
 
 def _levels(arr: np.ndarray, norms: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
