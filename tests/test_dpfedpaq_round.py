@@ -217,6 +217,23 @@ def test_run_bits_are_rounds_times_devices_times_beta(s):
     assert np.allclose(h.bits, [0, 2 * beta, 6 * beta], rtol=1e-12)
 
 
+def test_fedpaq_round_is_unbiased_around_fedavg():
+    """Deterministic local GD on every device (M = N, full batches): FedPAQ's first model over
+    many seeds averages to FedAvg's (Q_s unbiased), with the spread eq. (20) predicts."""
+    p = small_problem()
+    kw = dict(rounds=1, local_steps=2, m_per_round=p.n_devices, batch_size=None, lr0=0.5,
+              eval_rounds=[1])
+    ref = alg.fedavg(p, **kw).x
+    draws = np.stack([alg.fedpaq(p, q_levels=2, seed=k, **kw).x for k in range(300)])
+    u = (loc.local_sgd(p, np.zeros((785, 10)), loc.full_batches(p, np.arange(p.n_devices), 2), 0.5)
+         ).reshape(p.n_devices, -1)
+    var = qz.exact_variance(u, 2)  # E‖Q(u_i) − u_i‖² per device
+    err = draws.reshape(300, -1).mean(axis=0) - ref.ravel()
+    # E‖mean of 300 draws − x_FedAvg‖² = Σ_i var_i / (N² · 300)
+    expected = var.sum() / (p.n_devices**2 * 300)
+    assert float(err @ err) == pytest.approx(expected, rel=0.25)
+    assert not np.allclose(draws[0], ref, atol=1e-3)  # single draws are quantized
+
 # ---------------------------------------------------------------- bad input
 _P = small_problem()
 _RNG = np.random.default_rng

@@ -216,10 +216,9 @@ def fedpaq(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_per_roun
         rec.record(k, x)
         devices, sched = _schedule_round(problem, rng, m_per_round, local_steps, batch_size)
         lr = float(learning_rate(k, local_steps, lr0, decay_iters))
-        u = _local.local_updates(problem, x, sched, lr).astype(np.float64)
+        u = _local.local_updates(problem, x, sched, lr).reshape(m_per_round, -1)  # float32
         rec.update_norm[k] = float(np.mean(_norms(u)))
-        dx = quantize(u.reshape(m_per_round, -1), q_levels, rng["quantizer"])
-        x = x + dx.mean(axis=0).reshape(x.shape)
+        x = x + quantized_mean(u, q_levels, rng["quantizer"]).reshape(x.shape)
         rec.total_bits += m_per_round * beta
     rec.record(rounds, x)
     return rec.history(local_steps, x, {"bits_per_message": beta})
