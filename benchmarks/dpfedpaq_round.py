@@ -6,8 +6,9 @@ on a disjoint part of a subsample drawn without replacement, per-sample clipping
 weight decay μ = 1e-3 after clipping, then Gaussian noise on the model change and the
 quantizer Q_s (s = 10), and the server average.
 
-1. ``vectorised``: the library (``fedrepro.dpfedpaq.local`` and ``.quantizer``): all devices
-   at once, per-sample clip factors from the closed-form norms ‖ã_j‖·‖p_j − e_j‖;
+1. ``vectorised``: the library's round (``fedrepro.dpfedpaq.algorithms.private_round``: the
+   float32 local steps of ``.local``, ``.noise.add_noise``, ``.quantizer.quantized_mean``):
+   all devices at once, per-sample clip factors from the closed-form norms ‖ã_j‖·‖p_j − e_j‖;
 2. ``loop``: the straightforward NumPy version: a Python loop over devices, steps and samples,
    each per-sample gradient formed as the outer product ã_j (p_j − e_j)ᵀ, clipped, summed;
    then noise and the quantizer per device;
@@ -18,8 +19,14 @@ quantizer Q_s (s = 10), and the server average.
    the same quantizer written in torch.
 
 The three rounds use the same mini-batches and are checked to agree on the noise-free,
-unquantized model change (relative 1e-4: float32 products) before timing. Timings are the
-best of ``--repeats`` with ``time.perf_counter``; one BLAS / torch thread.
+unquantized model change (relative 1e-4: float32 products) before timing. Timing: each of
+``--repeats`` repetitions runs the three rounds in turn (interleaved, so that a change of
+the machine's load hits all three; the parts of the vectorised round, local steps, noise and
+quantizer, are timed the same way). Within a repetition an implementation is called as many
+times as fit in one call of the slowest (the same time budget for each), every call timed
+on its own with ``time.perf_counter``: on a loaded machine a fast call is then as likely as
+a slow one to find an undisturbed run. The best and the median of all calls are reported,
+with the 1-minute load average before and after. One BLAS / torch thread.
 
 Run from the repository root (MNIST from ``$FEDREPRO_DATA_MIRROR``):
 ``.venv/bin/python benchmarks/dpfedpaq_round.py``.
@@ -41,9 +48,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 
 from fedrepro.dpfedpaq import local  # noqa: E402
-from fedrepro.dpfedpaq.algorithms import private_batch_sizes  # noqa: E402
+from fedrepro.dpfedpaq.algorithms import private_batch_sizes, private_round  # noqa: E402
 from fedrepro.dpfedpaq.mnist import het_mnist_problem  # noqa: E402
-from fedrepro.dpfedpaq.quantizer import quantize  # noqa: E402
+from fedrepro.dpfedpaq.noise import add_noise  # noqa: E402
+from fedrepro.dpfedpaq.quantizer import quantized_mean  # noqa: E402
 from fedrepro.problems.softmax import SoftmaxProblem  # noqa: E402
 
 M, E, GAMMA, CLIP, S, LR, SIGMA = 10, 10, 0.2, 1.0, 10, 0.1, 0.01
@@ -61,12 +69,9 @@ def setup(problem: SoftmaxProblem, seed: int = 0) -> tuple[np.ndarray, local.Sch
 
 def round_vectorised(problem: SoftmaxProblem, x: np.ndarray, sched: local.Schedule, b: np.ndarray,
                      rng: np.random.Generator, noise: bool = True, q: bool = True) -> np.ndarray:
-    u = local.local_sgd(problem, x, sched, LR, clip=CLIP) - x
-    flat = u.reshape(M, -1)
-    if noise:
-        flat = flat + SIGMA * rng.standard_normal(flat.shape)
-    dx = quantize(flat, S if q else None, rng)
-    return x + dx.mean(axis=0).reshape(x.shape)
+    return private_round(problem, x, sched, LR, clip=CLIP, q_levels=S if q else None,
+                         noise_std=np.full(M, SIGMA) if noise else None, rng_noise=rng,
+                         rng_quantizer=rng).x
 
 
 def round_loop(problem: SoftmaxProblem, x: np.ndarray, sched: local.Schedule, b: np.ndarray,
@@ -157,20 +162,11 @@ class OpacusRound:
         return x + out
 
 
-def best(fn: Callable[[], object], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
-
-
 def main() -> None:
     import torch
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=20)
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     problem = het_mnist_problem(2, with_test=False)
@@ -184,10 +180,41 @@ def main() -> None:
         err = np.linalg.norm(got - ref) / np.linalg.norm(ref - x)
         if not err < REL_TOL:
             raise SystemExit(f"{name} disagrees with the vectorised round: relative error {err:.2e}")
-    round_vectorised(problem, x, sched, b, rng)  # warm-up
-    t_vec = best(lambda: round_vectorised(problem, x, sched, b, rng), args.repeats)
-    t_loop = best(lambda: round_loop(problem, x, sched, b, rng), max(1, args.repeats // 2))
-    t_opa = best(lambda: opacus_round(x, sched, b, gen), args.repeats)
+    fns: dict[str, Callable[[], object]] = {
+        "vectorised": lambda: round_vectorised(problem, x, sched, b, rng),
+        "loop": lambda: round_loop(problem, x, sched, b, rng),
+        "opacus": lambda: opacus_round(x, sched, b, gen),
+    }
+    # the parts of the vectorised round, timed separately (same inputs as in the round)
+    u = local.local_updates(problem, x, sched, LR, clip=CLIP).reshape(M, -1)
+    std = np.full(M, SIGMA)
+    fns.update({
+        "part_local_steps": lambda: local.local_updates(problem, x, sched, LR, clip=CLIP),
+        "part_noise": lambda: add_noise(u.copy(), std, rng),
+        "part_quantizer": lambda: quantized_mean(u, S, rng),
+    })
+    single = {}
+    for name, fn in fns.items():  # warm-up, and the time of one call
+        fn()
+        t0 = time.perf_counter()
+        fn()
+        single[name] = time.perf_counter() - t0
+    # every implementation gets about the same time per repetition (as many calls as fit in
+    # one call of the slowest), each call timed on its own: on a loaded machine a fast call is
+    # then as likely as a slow one to find an undisturbed run
+    calls = {name: int(min(100, max(1, round(max(single.values()) / t)))) for name, t in single.items()}
+    load_before = os.getloadavg()[0]
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(args.repeats):  # interleaved: a change of load hits all three
+        for name, fn in fns.items():
+            for _ in range(calls[name]):
+                t0 = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - t0)
+    load_after = os.getloadavg()[0]
+    t_vec, t_loop, t_opa = (min(times[name]) for name in ("vectorised", "loop", "opacus"))
+    med = {name: float(np.median(v)) for name, v in times.items() if not name.startswith("part")}
+    parts = {name[5:]: round(1e3 * min(v), 3) for name, v in times.items() if name.startswith("part")}
     cpu = platform.processor() or "unknown"
     try:
         with open("/proc/cpuinfo") as fh:
@@ -197,7 +224,13 @@ def main() -> None:
     print(json.dumps({"cpu": cpu, "M": M, "E": E, "batch": [int(b.min()), int(b.max())],
                       "vectorised_ms": round(1e3 * t_vec, 2), "loop_ms": round(1e3 * t_loop, 1),
                       "opacus_ms": round(1e3 * t_opa, 1), "ratio_loop": round(t_loop / t_vec, 1),
-                      "ratio_opacus": round(t_opa / t_vec, 1)}, indent=1))
+                      "ratio_opacus": round(t_opa / t_vec, 1), "repeats": args.repeats,
+                      "calls_per_repeat": calls,
+                      "median_ms": {k: round(1e3 * v, 2) for k, v in med.items()},
+                      "median_ratio_loop": round(med["loop"] / med["vectorised"], 1),
+                      "median_ratio_opacus": round(med["opacus"] / med["vectorised"], 1),
+                      "parts_best_ms": parts,
+                      "load_average": [round(load_before, 2), round(load_after, 2)]}, indent=1))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ x_{k+1} = x_k + (1/M) Σ_{i∈S_k} Δx_i.
 Randomness: one ``SeedSequence`` per run spawns independent streams, one per purpose
 (:data:`STREAMS`: scheduling, mini-batches, subsampling, quantizer, noise), so that e.g. the
 schedule of devices is the same for runs that differ only in their privacy parameters.
+One round of Alg. 2 after scheduling is :func:`private_round` (float32 local models and
+noise, the quantizer's average in one product; ``benchmarks/dpfedpaq_round.py`` times it).
 Every run returns a :class:`History`: the metrics at the evaluation rounds, the cumulative
 uplink bits (K·M·β(s) counted message by message), the mean update and noise norms per round.
 """
@@ -29,14 +31,14 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from fedrepro.core.validate import check_int, check_positive
 from fedrepro.dpfedpaq import local as _local
-from fedrepro.dpfedpaq.noise import CALIBRATIONS, SENSITIVITIES, noise_multipliers, sensitivity
-from fedrepro.dpfedpaq.quantizer import bits, quantize
+from fedrepro.dpfedpaq.noise import CALIBRATIONS, SENSITIVITIES, add_noise, noise_multipliers, sensitivity
+from fedrepro.dpfedpaq.quantizer import bits, quantize, quantized_mean, row_norms
 from fedrepro.privacy.validate import check_delta
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
@@ -44,12 +46,14 @@ __all__ = [
     "PROFILES",
     "STREAMS",
     "History",
+    "RoundResult",
     "distributed_sgd",
     "fedavg",
     "fedpaq",
     "learning_rate",
     "private_batch_sizes",
     "private_fedpaq",
+    "private_round",
     "scaffold",
 ]
 
@@ -58,8 +62,17 @@ PROFILES: tuple[str, ...] = ("paper", "authors_code")
 
 
 def learning_rate(k: int | np.ndarray, local_steps: int, lr0: float = 0.1, decay_iters: float = 100.0):
-    """η_k = η₀/(1 + kE/τ) (Sec. IV; τ = ``decay_iters`` = 100): depends on kE only."""
-    return lr0 / (1.0 + np.asarray(k) * local_steps / decay_iters)
+    """η_k = η₀/(1 + kE/τ) (Sec. IV; τ = ``decay_iters`` = 100): depends on kE only.
+
+    Needs rounds k ≥ 0 (an integer or an integer array), E ≥ 1, η₀ > 0 and τ > 0, so that
+    every η_k is positive."""
+    local_steps = check_int("local_steps (E)", local_steps, 1)
+    lr0 = check_positive("lr0 (initial learning rate)", lr0)
+    decay_iters = check_positive("decay_iters (learning-rate decay scale tau)", decay_iters)
+    karr = np.asarray(k)
+    if karr.dtype.kind not in "iu" or np.any(karr < 0):
+        raise ValueError(f"k (round) must be an integer or integer array in [0, inf), got {k!r}")
+    return lr0 / (1.0 + karr * local_steps / decay_iters)
 
 
 @dataclass
@@ -154,8 +167,33 @@ class _Recorder:
 
 
 def _norms(u: np.ndarray) -> np.ndarray:
-    flat = u.reshape(u.shape[0], -1)
-    return np.sqrt(np.einsum("ij,ij->i", flat, flat))
+    return row_norms(u.reshape(u.shape[0], -1))
+
+
+def _check_batch_size(problem: SoftmaxProblem, batch_size: int | None) -> int | None:
+    if batch_size is None:
+        return None
+    return check_int(f"batch_size (at most min n_i = {int(problem.sizes.min())})",
+                     batch_size, 1, int(problem.sizes.min()))
+
+
+def _check_x0(x0: np.ndarray) -> np.ndarray:
+    arr = np.asarray(x0)
+    if arr.size != N_FEATURES * N_CLASSES or arr.dtype.kind not in "fiu" or not np.all(np.isfinite(arr)):
+        raise ValueError(f"x0 must be a finite real array of shape ({N_FEATURES}, {N_CLASSES}) or "
+                         f"({N_FEATURES * N_CLASSES},), got shape {arr.shape}")
+    return np.array(arr, dtype=float).reshape(N_FEATURES, N_CLASSES)
+
+
+def _schedule_round(problem: SoftmaxProblem, rng: dict[str, np.random.Generator], m_per_round: int,
+                    local_steps: int, batch_size: int | None) -> tuple[np.ndarray, _local.Schedule]:
+    """S_k (M of N devices uniformly without replacement, sorted; stream ``scheduling``) and the
+    mini-batches of its E local steps: fresh batches of ``batch_size`` (stream ``batches``) or,
+    with ``batch_size=None``, the full local data sets (FedPAQ and SCAFFOLD)."""
+    devices = np.sort(rng["scheduling"].choice(problem.n_devices, m_per_round, replace=False))
+    if batch_size is None:
+        return devices, _local.full_batches(problem, devices, local_steps)
+    return devices, _local.fresh_batches(problem, devices, local_steps, batch_size, rng["batches"])
 
 
 def fedpaq(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_per_round: int,
@@ -168,26 +206,19 @@ def fedpaq(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_per_roun
     (``q_levels=None``: no quantization, FedAvg)."""
     rounds, local_steps, m_per_round, lr0, decay_iters = _check_common(
         problem, rounds, local_steps, m_per_round, lr0, decay_iters, q_levels)
-    if batch_size is not None:
-        batch_size = check_int(f"batch_size (at most min n_i = {int(problem.sizes.min())})",
-                               batch_size, 1, int(problem.sizes.min()))
+    batch_size = _check_batch_size(problem, batch_size)
     rng = _streams(seed)
     ev = _eval_rounds(eval_rounds, rounds)
     rec = _Recorder(problem, rounds, ev, accuracy)
-    x = np.zeros((N_FEATURES, N_CLASSES)) if x0 is None else np.array(x0, dtype=float).reshape(N_FEATURES, N_CLASSES)
+    x = np.zeros((N_FEATURES, N_CLASSES)) if x0 is None else _check_x0(x0)
     beta = bits(problem.dim, q_levels)
     for k in range(rounds):
         rec.record(k, x)
-        devices = np.sort(rng["scheduling"].choice(problem.n_devices, m_per_round, replace=False))
-        if batch_size is None:
-            sched = _local.full_batches(problem, devices, local_steps)
-        else:
-            sched = _local.fresh_batches(problem, devices, local_steps, batch_size, rng["batches"])
+        devices, sched = _schedule_round(problem, rng, m_per_round, local_steps, batch_size)
         lr = float(learning_rate(k, local_steps, lr0, decay_iters))
-        u = _local.local_sgd(problem, x, sched, lr) - x
+        u = _local.local_updates(problem, x, sched, lr).reshape(m_per_round, -1)  # float32
         rec.update_norm[k] = float(np.mean(_norms(u)))
-        dx = quantize(u.reshape(m_per_round, -1), q_levels, rng["quantizer"])
-        x = x + dx.mean(axis=0).reshape(x.shape)
+        x = x + quantized_mean(u, q_levels, rng["quantizer"]).reshape(x.shape)
         rec.total_bits += m_per_round * beta
     rec.record(rounds, x)
     return rec.history(local_steps, x, {"bits_per_message": beta})
@@ -220,9 +251,7 @@ def scaffold(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_per_ro
     ``info`` holds the final c and the mean of the c_i (equal: an invariant)."""
     rounds, local_steps, m_per_round, lr0, decay_iters = _check_common(
         problem, rounds, local_steps, m_per_round, lr0, decay_iters, q_levels)
-    if batch_size is not None:
-        batch_size = check_int(f"batch_size (at most min n_i = {int(problem.sizes.min())})",
-                               batch_size, 1, int(problem.sizes.min()))
+    batch_size = _check_batch_size(problem, batch_size)
     rng = _streams(seed)
     ev = _eval_rounds(eval_rounds, rounds)
     rec = _Recorder(problem, rounds, ev, accuracy)
@@ -232,14 +261,10 @@ def scaffold(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_per_ro
     beta = bits(problem.dim, q_levels)
     for k in range(rounds):
         rec.record(k, x)
-        devices = np.sort(rng["scheduling"].choice(problem.n_devices, m_per_round, replace=False))
-        if batch_size is None:
-            sched = _local.full_batches(problem, devices, local_steps)
-        else:
-            sched = _local.fresh_batches(problem, devices, local_steps, batch_size, rng["batches"])
+        devices, sched = _schedule_round(problem, rng, m_per_round, local_steps, batch_size)
         lr = float(learning_rate(k, local_steps, lr0, decay_iters))
-        y = _local.local_sgd(problem, x, sched, lr, correction=c[None] - c_dev[devices])
-        u = y - x
+        u = _local.local_updates(problem, x, sched, lr,
+                                 correction=c[None] - c_dev[devices]).astype(np.float64)
         rec.update_norm[k] = float(np.mean(_norms(u)))
         dc = -c[None] - u / (local_steps * lr)  # c_i⁺ − c_i
         both = np.concatenate([u, dc]).reshape(2 * m_per_round, -1)
@@ -259,7 +284,10 @@ def private_batch_sizes(sizes: np.ndarray, sample_ratio: float, local_steps: int
     if sample_ratio > 1:
         raise ValueError(f"sample_ratio (gamma) must lie in (0, 1], got {sample_ratio!r}")
     local_steps = check_int("local_steps (E)", local_steps, 1)
-    sizes = np.asarray(sizes, dtype=np.int64)
+    sizes = np.asarray(sizes)
+    if sizes.ndim != 1 or sizes.size < 1 or sizes.dtype.kind not in "iu" or np.any(sizes < 1):
+        raise ValueError(f"sizes (n_i) must be a non-empty 1-d array of integers >= 1, got {sizes!r}")
+    sizes = sizes.astype(np.int64)
     # tiny tolerance so that e.g. 0.2·600/10 = 12 is not floored to 11 by round-off
     b = np.floor(sample_ratio * sizes / local_steps * (1 + 1e-12)).astype(np.int64)
     if np.any(b < 1):
@@ -332,20 +360,17 @@ def private_fedpaq(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_
             sched = _local.epoch_batches(problem, devices, local_steps, subset[devices], rng["subsampling"])
         else:
             sched = _local.subsample_batches(problem, devices, local_steps, b_all[devices], rng["subsampling"])
-        u = _local.local_sgd(problem, x, sched, lr, clip=clip, clip_mode=clip_mode) - x
-        flat = u.reshape(m_per_round, -1)
-        rec.update_norm[k] = float(np.mean(_norms(flat)))
+        std = None
         if epsilon is not None:
             delta_f = sensitivity(sensitivity_mode, lr=lr, local_steps=local_steps, clip=clip,
                                   batch_size=b_all[devices], n_samples=sizes[devices])
             std = mult[devices] * delta_f
             if sigma0 is None:
                 sigma0 = float(np.mean(std))
-            z = rng["noise"].standard_normal(flat.shape) * std[:, None]
-            rec.noise_norm[k] = float(np.mean(_norms(z)))
-            flat = flat + z
-        dx = quantize(flat, q_levels, rng["quantizer"])
-        x = x + dx.mean(axis=0).reshape(x.shape)
+        out = private_round(problem, x, sched, lr, clip=clip, clip_mode=clip_mode, noise_std=std,
+                            q_levels=q_levels, rng_noise=rng["noise"], rng_quantizer=rng["quantizer"])
+        x = out.x
+        rec.update_norm[k], rec.noise_norm[k] = out.update_norm, out.noise_norm
         rec.total_bits += m_per_round * beta
     rec.record(rounds, x)
     return rec.history(local_steps, x, {
@@ -353,3 +378,35 @@ def private_fedpaq(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_
         "batch_size_min": int(b_all.min()), "batch_size_max": int(b_all.max()),
         "noise_std_round0": math.nan if sigma0 is None else sigma0,
         "noise_multiplier_mean": float(np.mean(mult))})
+
+
+class RoundResult(NamedTuple):
+    """One round of :func:`private_round`: the new global model ``x`` (785, 10) float64 and
+    the means over devices of ‖u_i‖ (``update_norm``) and ‖z_i‖ (``noise_norm``, 0 without
+    noise)."""
+
+    x: np.ndarray
+    update_norm: float
+    noise_norm: float
+
+
+def private_round(problem: SoftmaxProblem, x: np.ndarray, schedule: _local.Schedule, lr: float, *,
+                  clip: float | None, q_levels: int | None, noise_std: np.ndarray | None,
+                  rng_noise: np.random.Generator, rng_quantizer: np.random.Generator,
+                  clip_mode: str = "sample") -> RoundResult:
+    """One round of Alg. 2 after scheduling: the M devices' clipped local steps
+    (:func:`.local.local_updates`, float32 model changes u_i), Gaussian noise of std
+    ``noise_std[i]`` added to u_i (:func:`.noise.add_noise`, stream ``rng_noise``; ``None``:
+    no noise), Q_s (:func:`.quantizer.quantized_mean`, stream ``rng_quantizer``;
+    ``q_levels=None``: none) and the server average x + (1/M) Σ_i Q_s(u_i + z_i)."""
+    x = np.asarray(x)
+    if x.shape != (N_FEATURES, N_CLASSES) or x.dtype.kind != "f":
+        raise ValueError(f"x must be a float array of shape ({N_FEATURES}, {N_CLASSES}), got {x.shape}")
+    u = _local.local_updates(problem, x, schedule, lr, clip=clip, clip_mode=clip_mode)
+    flat = u.reshape(u.shape[0], -1)
+    update_norm = float(np.mean(_norms(flat)))
+    noise_norm = 0.0
+    if noise_std is not None:
+        noise_norm = float(np.mean(add_noise(flat, noise_std, rng_noise)))
+    dx = quantized_mean(flat, q_levels, rng_quantizer)
+    return RoundResult(x + dx.reshape(x.shape), update_norm, noise_norm)

@@ -4,8 +4,15 @@ Every local loop of the FedPAQ family (eqs. 4–6, 7–8, Alg. 2) is run here fo
 devices at once: the models are a stack (M, 785, 10), a step gathers the (M, b, 785)
 mini-batches of all devices, and the cross-entropy gradients are the batched products
 Ãᵀ(w ⊙ c ⊙ R) with R_j = p_j − e_j, w_j the batch weights (1/b_i, 0 on padding) and c_j the
-per-sample clip factors min(1, C/(‖ã_j‖‖R_j‖)) (spec §5.4). Devices with different batch sizes
-are padded to the largest with weight 0. No Python loop runs over devices.
+per-sample clip factors min(1, C/(‖ã_j‖‖R_j‖)) (spec §5.4; ‖ã_j‖ is computed once per data
+set, :attr:`SoftmaxProblem.sq_norms`). Devices with different batch sizes are padded to the
+largest with weight 0. No Python loop runs over devices.
+
+The local models are a float32 stack, as the data (and as a float32 PyTorch model): a step
+y ← y − η(g + μy + c) = (1 − ημ)y − ηg − ηc, with −η folded into the batch weights, is two
+batched float32 products and two passes over the (M, 7850) stack (:func:`local_updates`);
+the model change u_i = y_i − x is formed once at the end (float32, so accurate to about
+6·10⁻⁸·‖x‖ per entry; the server keeps x in float64).
 
 Batch schedules (:class:`Schedule`: rows, weights, active steps) are drawn here too:
 
@@ -23,10 +30,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.problems.softmax import SoftmaxProblem
+from fedrepro.core.validate import check_int, check_positive
+from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
 __all__ = ["Schedule", "epoch_batches", "fresh_batches", "full_batches", "local_sgd",
-           "subsample_batches"]
+           "local_updates", "subsample_batches"]
+
+#: Largest gathered mini-batch tensor (bytes) built once for all steps; beyond it, per step.
+_GATHER_ALL_BYTES = 16 * 2**20
 
 
 @dataclass(frozen=True)
@@ -39,9 +50,60 @@ class Schedule:
     weights: np.ndarray
     active: np.ndarray
 
+    def __post_init__(self) -> None:
+        rows, weights, active = (np.asarray(a) for a in (self.rows, self.weights, self.active))
+        if rows.ndim != 3 or rows.dtype.kind not in "iu" or min(rows.shape) < 1:
+            raise ValueError(f"rows must be a non-empty (S, M, B) integer array, got shape "
+                             f"{rows.shape} dtype {rows.dtype}")
+        if weights.shape != rows.shape or weights.dtype.kind != "f":
+            raise ValueError(f"weights must be a float array of the shape of rows {rows.shape}, "
+                             f"got {weights.shape} {weights.dtype}")
+        if active.shape != rows.shape[:2] or active.dtype != bool:
+            raise ValueError(f"active must be a bool array of shape (S, M) = {rows.shape[:2]}, "
+                             f"got {active.shape} {active.dtype}")
+        if np.any(rows < 0) or not np.all(weights >= 0):
+            raise ValueError("rows must be >= 0 and weights in [0, inf)")
+
     @property
     def steps(self) -> int:
         return int(self.rows.shape[0])
+
+
+def _check_problem(problem: SoftmaxProblem) -> SoftmaxProblem:
+    if not isinstance(problem, SoftmaxProblem):
+        raise ValueError(f"problem must be a SoftmaxProblem, got {type(problem).__name__}")
+    return problem
+
+
+def _check_devices(problem: SoftmaxProblem, devices: np.ndarray) -> np.ndarray:
+    dev = np.asarray(devices)
+    n = problem.n_devices
+    if dev.ndim != 1 or dev.size < 1 or dev.dtype.kind not in "iu":
+        raise ValueError(f"devices must be a non-empty 1-d integer array of device indices in "
+                         f"[0, N-1] = [0, {n - 1}], got shape {dev.shape} dtype {dev.dtype}")
+    if dev.min() < 0 or dev.max() >= n:
+        raise ValueError(f"devices must lie in [0, N-1] = [0, {n - 1}], got {dev.min()}..{dev.max()}")
+    return dev.astype(np.int64)
+
+
+def _check_rng(rng: np.random.Generator) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    return rng
+
+
+def _check_per_device(name: str, values: np.ndarray, sizes: np.ndarray, factor: int,
+                      bound: str) -> np.ndarray:
+    """One integer ≥ 1 per device with factor·value ≤ n_i."""
+    arr = np.asarray(values)
+    if arr.ndim == 0 and arr.dtype.kind in "iu":
+        arr = np.full(sizes.shape, int(arr))
+    if arr.shape != sizes.shape or arr.dtype.kind not in "iu":
+        raise ValueError(f"{name} must be {sizes.size} integers (one per scheduled device), "
+                         f"got shape {arr.shape} dtype {arr.dtype}")
+    if np.any(arr < 1) or np.any(factor * arr > sizes):
+        raise ValueError(f"{name} must lie in [1, {bound}] for every device")
+    return arr.astype(np.int64)
 
 
 def _random_order(rng: np.random.Generator, sizes: np.ndarray, reps: int) -> np.ndarray:
@@ -57,9 +119,12 @@ def fresh_batches(problem: SoftmaxProblem, devices: np.ndarray, steps: int, batc
                   rng: np.random.Generator) -> Schedule:
     """Each of ``steps`` steps: b records of each device, without replacement within the
     step, independently across steps (vanilla FedPAQ / FedAvg / SCAFFOLD)."""
+    devices = _check_devices(_check_problem(problem), devices)
+    steps = check_int("steps (local steps E)", steps, 1)
+    rng = _check_rng(rng)
     sizes = problem.sizes[devices]
-    if batch_size > int(sizes.min()):
-        raise ValueError(f"batch_size must be in [1, min n_i = {int(sizes.min())}], got {batch_size}")
+    batch_size = check_int(f"batch_size (at most min n_i = {int(sizes.min())})", batch_size, 1,
+                           int(sizes.min()))
     nmax = int(sizes.max())
     keys = rng.random((steps, devices.size, nmax))
     keys[:, np.arange(nmax)[None, :] >= sizes[:, None]] = 2.0
@@ -71,13 +136,15 @@ def fresh_batches(problem: SoftmaxProblem, devices: np.ndarray, steps: int, batc
 
 def full_batches(problem: SoftmaxProblem, devices: np.ndarray, steps: int) -> Schedule:
     """Every step uses all local records (local gradient descent)."""
+    devices = _check_devices(_check_problem(problem), devices)
+    steps = check_int("steps (local steps E)", steps, 1)
     sizes = problem.sizes[devices]
     nmax = int(sizes.max())
     pos = np.arange(nmax)[None, :]
     valid = pos < sizes[:, None]
     rows = problem.offsets[devices][:, None] + np.where(valid, pos, 0)
     weights = np.where(valid, 1.0 / sizes[:, None], 0.0).astype(np.float32)
-    return Schedule(np.broadcast_to(rows, (steps, *rows.shape)).astype(np.int64),
+    return Schedule(np.broadcast_to(rows, (steps, *rows.shape)),
                     np.broadcast_to(weights, (steps, *weights.shape)),
                     np.ones((steps, devices.size), dtype=bool))
 
@@ -85,11 +152,13 @@ def full_batches(problem: SoftmaxProblem, devices: np.ndarray, steps: int) -> Sc
 def subsample_batches(problem: SoftmaxProblem, devices: np.ndarray, steps: int,
                       batch_sizes: np.ndarray, rng: np.random.Generator) -> Schedule:
     """Alg. 2: a subset D_s of E·b_i records drawn without replacement, split by a random
-    permutation into E disjoint mini-batches of b_i (every selected record used once)."""
+    permutation into E disjoint mini-batches of b_i (every selected record used once).
+    Needs 1 ≤ b_i and E·b_i ≤ n_i (γ·n_i/E ≥ 1)."""
+    devices = _check_devices(_check_problem(problem), devices)
+    steps = check_int("steps (local steps E)", steps, 1)
+    rng = _check_rng(rng)
     sizes = problem.sizes[devices]
-    b = np.asarray(batch_sizes, dtype=np.int64)
-    if np.any(steps * b > sizes):
-        raise ValueError("local_steps·b_i must not exceed n_i (gamma·n_i/E >= 1 per device)")
+    b = _check_per_device("batch_sizes (b_i)", batch_sizes, sizes, steps, "n_i/E (gamma*n_i/E >= 1)")
     order = _random_order(rng, sizes, 1)[0]  # (M, nmax)
     bmax = int(b.max())
     j = np.arange(bmax)
@@ -108,10 +177,12 @@ def epoch_batches(problem: SoftmaxProblem, devices: np.ndarray, epochs: int, sub
     """The authors' code (spec §9): a subset of ``subset_sizes[i]`` records without replacement,
     then ``epochs`` passes over it in batches of ``batch_size`` (reshuffled each epoch, last
     partial batch kept); devices with fewer batches per epoch idle on the extra steps."""
+    devices = _check_devices(_check_problem(problem), devices)
+    epochs = check_int("epochs (E)", epochs, 1)
+    rng = _check_rng(rng)
+    batch_size = check_int("batch_size", batch_size, 1)
     sizes = problem.sizes[devices]
-    m = np.asarray(subset_sizes, dtype=np.int64)
-    if np.any(m < 1) or np.any(m > sizes):
-        raise ValueError("subset sizes must lie in [1, n_i]")
+    m = _check_per_device("subset_sizes", subset_sizes, sizes, 1, "n_i")
     subset = _random_order(rng, sizes, 1)[0]  # first m_i entries: the subset
     per_epoch = -(-m // batch_size)
     nb = int(per_epoch.max())
@@ -136,47 +207,124 @@ def epoch_batches(problem: SoftmaxProblem, devices: np.ndarray, epochs: int, sub
                     np.concatenate(act_list))
 
 
-def local_sgd(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr: float, *,
-              clip: float | None = None, clip_mode: str = "sample",
-              correction: np.ndarray | None = None) -> np.ndarray:
-    """Run the schedule's local steps from the global model ``x`` (785, 10) for all M devices.
+def _check_model(x: np.ndarray) -> np.ndarray:
+    arr = np.asarray(x)
+    if arr.shape == (N_FEATURES * N_CLASSES,):
+        arr = arr.reshape(N_FEATURES, N_CLASSES)
+    if arr.shape != (N_FEATURES, N_CLASSES) or arr.dtype.kind not in "fiu":
+        raise ValueError(f"x must be a real array of shape ({N_FEATURES}, {N_CLASSES}) or "
+                         f"({N_FEATURES * N_CLASSES},), got {np.shape(x)}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError("x must be finite (no nan or inf entries)")
+    return arr
+
+
+def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr: float, *,
+                  clip: float | None = None, clip_mode: str = "sample",
+                  correction: np.ndarray | None = None) -> np.ndarray:
+    """The model changes u_i = y_i − x after the schedule's local steps from the global model
+    ``x`` (785, 10), all M devices at once: float32 (M, 785, 10).
 
     Step: y ← y − lr·(g + μy + correction), with g the (clipped) weighted cross-entropy
     gradient of the batch; ``clip_mode="sample"`` clips each per-sample gradient to norm
-    ``clip`` (Alg. 2 / Sec. IV), ``"batch"`` clips the batch-mean gradient (authors' code).
-    ``correction`` (M, 785, 10): SCAFFOLD's c − c_i. Returns the local models (M, 785, 10),
-    float64.
+    ``clip`` (Alg. 2 / Sec. IV; factor min(1, C/(‖ã_j‖‖p_j − e_j‖)), spec §5.4), ``"batch"``
+    clips the batch-mean gradient (authors' code). ``correction`` (M, 785, 10): SCAFFOLD's
+    c − c_i. Devices inactive at a step (``schedule.active``) keep their iterate.
     """
+    _check_problem(problem)
+    if not isinstance(schedule, Schedule):
+        raise ValueError(f"schedule must be a Schedule, got {type(schedule).__name__}")
+    x = _check_model(x)
+    lr = check_positive("lr (learning rate)", lr)
     if clip_mode not in ("sample", "batch"):
         raise ValueError(f"clip_mode must be 'sample' or 'batch', got {clip_mode!r}")
-    steps, m, _ = schedule.rows.shape
-    y = np.broadcast_to(np.asarray(x, dtype=np.float64), (m, *np.shape(x))).copy()
-    feats, labels, sq = problem.features, problem.labels, problem.sq_norms
-    arange_m = np.arange(m)[:, None]
-    arange_b = np.arange(schedule.rows.shape[2])[None, :]
+    if clip is not None:
+        clip = check_positive("clip (C)", clip)
+    steps, m, bmax = schedule.rows.shape
+    if int(schedule.rows.max()) >= problem.labels.size:
+        raise ValueError(f"schedule rows must lie in [0, n-1] = [0, {problem.labels.size - 1}]")
+    shape = (m, N_FEATURES, N_CLASSES)
+    x32 = np.asarray(x, dtype=np.float32)
+    decay = np.float32(1.0 - lr * problem.mu)
+    shift = None  # η·correction, subtracted every step
+    if correction is not None:
+        corr = np.asarray(correction)
+        if corr.shape != shape or corr.dtype.kind != "f":
+            raise ValueError(f"correction must be a float array of shape {shape}, got {corr.shape}")
+        shift = np.float32(lr) * corr.astype(np.float32)
+    sample_clip = clip is not None and clip_mode == "sample"
+    batch_clip = clip is not None and clip_mode == "batch"
+
+    rows_all = schedule.rows
+    shared = rows_all.strides[0] == 0  # the same batches every step (full_batches)
+    gather_all = not shared and rows_all.size * N_FEATURES * 4 <= _GATHER_ALL_BYTES
+    if shared:
+        feats_shared = problem.features[rows_all[0]]
+    elif gather_all:
+        feats_all = problem.features[rows_all]  # (S, M, B, 785) float32, one gather
+    labels_all = problem.labels[rows_all]
+    w_all = schedule.weights * np.float32(-lr)  # −η folded into the batch weights
+    if sample_clip:  # ‖ã_j‖²/C² once per schedule (‖ã_j‖² precomputed once per data set)
+        a2_over_clip2 = problem.sq_norms[rows_all] * np.float32(1.0 / (clip * clip))
+
+    y = np.empty(shape, dtype=np.float32)
+    y[...] = x32
+    g = np.empty(shape, dtype=np.float32)
+    p = np.empty((m, bmax, N_CLASSES), dtype=np.float32)
+    ones = np.ones((N_CLASSES, 1), dtype=np.float32)
+    # flat positions of the labels in the (M, B, 10) residuals: R = p − e in one scatter
+    label_pos = (np.arange(m * bmax) * N_CLASSES).reshape(m, bmax) + labels_all
+    # Fast path (no correction, every device active, per-sample or no clipping): keep
+    # ỹ_t = y_t/(1 − ημ)^t, so that a step is ỹ ← ỹ − η(1 − ημ)^−(t+1)·g (one pass; the
+    # factor goes into the batch weights) and the logits are (1 − ημ)^t·Ãỹ_t.
+    scaled = (shift is None and not batch_clip and bool(schedule.active.all())
+              and 0.0 < float(decay) and float(decay) ** steps >= 1e-3)
     for t in range(steps):
-        rows = schedule.rows[t]
-        a = feats[rows]  # (M, B, 785) float32
-        logits = np.matmul(a, y.astype(np.float32))
-        logits -= logits.max(axis=-1, keepdims=True)
-        np.exp(logits, out=logits)
-        r = logits / logits.sum(axis=-1, keepdims=True)
-        r[arange_m, arange_b, labels[rows]] -= 1.0
-        w = schedule.weights[t]
-        if clip is not None and clip_mode == "sample":
-            norms = np.sqrt(sq[rows] * np.einsum("mbk,mbk->mb", r, r))
-            w = w * np.minimum(1.0, clip / np.maximum(norms, 1e-30)).astype(np.float32)
-        r *= w[..., None]
-        g = np.matmul(a.transpose(0, 2, 1), r).astype(np.float64)  # (M, 785, 10)
-        if clip is not None and clip_mode == "batch":
-            gn = np.sqrt(np.einsum("mij,mij->m", g, g))
-            g *= np.minimum(1.0, clip / np.maximum(gn, 1e-300))[:, None, None]
-        g += problem.mu * y
-        if correction is not None:
-            g += correction
-        act = schedule.active[t]
-        if act.all():
-            y -= lr * g
+        a = feats_shared if shared else (feats_all[t] if gather_all else problem.features[rows_all[t]])
+        np.matmul(a, y, out=p)  # logits (M, B, 10)
+        if scaled and t:
+            p *= decay ** t
+        p -= p.max(axis=-1, keepdims=True)
+        np.exp(p, out=p)
+        p /= np.matmul(p, ones)
+        p.reshape(-1)[label_pos[t].reshape(-1)] -= 1.0  # R = p − e
+        w = w_all[t] * (decay ** -(t + 1)) if scaled else w_all[t]
+        if sample_clip:  # c_j = min(1, C/(‖ã_j‖‖R_j‖)) = 1/√max(1, ‖ã_j‖²‖R_j‖²/C²)
+            q = np.einsum("mbk,mbk->mb", p, p)
+            q *= a2_over_clip2[t]
+            np.maximum(q, 1.0, out=q)
+            np.sqrt(q, out=q)
+            np.divide(w, q, out=q)
+            p *= q[..., None]
         else:
-            y[act] -= lr * g[act]
+            p *= w[..., None]
+        np.matmul(a.transpose(0, 2, 1), p, out=g)  # −η·(clipped) gradient
+        if scaled:
+            y += g
+            continue
+        if batch_clip:
+            gn = np.sqrt(np.einsum("mij,mij->m", g, g, dtype=np.float64))
+            g *= np.minimum(1.0, clip * lr / np.maximum(gn, 1e-300)).astype(np.float32)[:, None, None]
+        act = schedule.active[t]
+        if act.all():  # y ← (1 − ημ)y − ηg − η·correction
+            y *= decay
+            y += g
+            if shift is not None:
+                y -= shift
+        else:
+            step = decay * y[act] + g[act]
+            y[act] = step if shift is None else step - shift[act]
+    if scaled:
+        y *= decay ** steps
+    y -= x32
     return y
+
+
+def local_sgd(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr: float, *,
+              clip: float | None = None, clip_mode: str = "sample",
+              correction: np.ndarray | None = None) -> np.ndarray:
+    """The local models y_i = x + u_i (float64, (M, 785, 10)) after the schedule's steps;
+    see :func:`local_updates` for the step and the parameters."""
+    u = local_updates(problem, x, schedule, lr, clip=clip, clip_mode=clip_mode,
+                      correction=correction)
+    return _check_model(x).astype(np.float64) + u
