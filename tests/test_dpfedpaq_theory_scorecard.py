@@ -57,6 +57,7 @@ def test_decide_theory_claims():
     assert sc.decide_c35([1, 2, 3], 4.0)[0] == "match" and sc.decide_c35([1, 2, 3], 2.0)[0] == "miss"
 
 
+@pytest.mark.stored
 def test_provider_outcomes_from_the_store():
     from fedrepro.core.cache import MissingResult, read_only
 
