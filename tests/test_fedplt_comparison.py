@@ -301,6 +301,7 @@ def stored():
         pytest.fail(f"the paper-profile results of the comparison chapter are not stored: {exc}")
 
 
+@pytest.mark.stored
 def test_stored_times_are_K_times_cost(stored):
     cells = stored["cells"]
     for c in cells.values():
@@ -321,6 +322,7 @@ def test_stored_times_are_K_times_cost(stored):
         assert len(ks) == 1, (name, ks)
 
 
+@pytest.mark.stored
 def test_stored_rates_are_rates(stored):
     for c in stored["v1"].values():
         if c["paper_text"] == "N/A":
@@ -329,6 +331,7 @@ def test_stored_rates_are_rates(stored):
             assert 0 < c["ours"] < 1
 
 
+@pytest.mark.stored
 def test_outcomes_cover_every_assigned_item(stored):
     out = stored["outcomes"]
     expected = {c.id for t in ASSIGNED_TABLES for c in load_table(t)} | set(ASSIGNED_CLAIMS)

@@ -289,6 +289,7 @@ def _stored(config_cls):
                 "V1RatesConfig": sweeps.load_v1_rates}[config_cls.__name__]("paper")
 
 
+@pytest.mark.stored
 def test_stored_v2_sweeps_are_consistent():
     res = _stored(sweeps.V2SweepConfig)
     e5 = list(res["Nes"]).index(5)
@@ -301,6 +302,7 @@ def test_stored_v2_sweeps_are_consistent():
     assert np.all(np.diff(Kt) <= 0)
 
 
+@pytest.mark.stored
 def test_stored_drift_and_v1_rates():
     drift = _stored(sweeps.DriftConfig)
     assert np.all(drift["error"] < sc.DRIFT_TOL)
@@ -313,6 +315,7 @@ def test_stored_drift_and_v1_rates():
     assert 0 < s["fig2_min_rate"] < 1 and len(s["fig3"]) == len(v1["fig3_rhos"])
 
 
+@pytest.mark.stored
 def test_scorecard_outcomes_cover_every_assigned_item():
     try:
         with read_only():
