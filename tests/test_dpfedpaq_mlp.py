@@ -238,3 +238,16 @@ def test_effects_read_the_runs_they_need():
     status, _ = fx.verdict(soft, "quick", net)
     assert status == "miss"
     assert list(fx.effects_frame(soft, net, "quick")["same"]) == [k not in bad for k in rows]
+
+
+def test_scorecard_provider_reports_C48_from_the_stored_runs():
+    """The provider decides C48 from the committed softmax and network runs (read-only), and
+    says that the claim is checked in part."""
+    from fedrepro.chapters.dpfedpaq.experiments.scorecard import outcomes
+    from fedrepro.core.cache import read_only
+
+    with read_only():
+        out = outcomes()["dpfedpaq-main-C48"]
+    assert out.status in ("match", "miss")
+    assert out.ours == (out.status == "match")
+    assert "CNNs and spiking networks were not" in out.reason and "in part" in out.reason

@@ -47,7 +47,7 @@ EFFECT_ROWS: tuple[tuple[str, str, str, str], ...] = (
     ("M: final loss decreasing in M", "M", "loss", "decreasing"),
 )
 FLAT_TOLERANCE = 0.10  # "little impact": relative gap to the unquantized final loss (C31, C32)
-PARTIAL_NOTE = ("only a fully connected network (one hidden layer of 64 tanh units) was run; CNNs and spiking "
+PARTIAL_NOTE = ("only a fully connected network (one hidden layer of tanh units) was run; CNNs and spiking "
                 "networks were not, so the claim is checked in part")
 DIRECTIONS = ("decreasing", "increasing", "flat")
 
