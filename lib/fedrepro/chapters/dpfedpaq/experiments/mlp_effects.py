@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
@@ -172,7 +173,7 @@ def figure(mlp_runs: Mapping[str, Any], profile: str = "paper") -> Figure:
     """Training loss of the network against rounds, one panel per sweep (ε, s, E, M): mean
     over seeds with a min–max band."""
     profile = check_profile(profile)
-    fig = Figure(figsize=(11, 7.5))
+    fig = plt.figure(figsize=(11, 7.5))
     axes = fig.subplots(2, 2).ravel()
     for ax, effect in zip(axes, ("eps", "s", "E", "M"), strict=True):
         field, _, where = EFFECTS[effect]
@@ -181,9 +182,10 @@ def figure(mlp_runs: Mapping[str, Any], profile: str = "paper") -> Figure:
             data = mlp_runs[run.name()]
             r = np.asarray(data["rounds"])
             loss = np.asarray(data["loss"], dtype=float)
-            line, = ax.plot(r, loss.mean(axis=0), label=f"{field}={'none' if x is None else f'{x:g}'}")
+            line, = ax.plot(r, loss.mean(axis=0), label=f"{ {'eps': 'ε'}.get(field, field)}={'none' if x is None else f'{x:g}'}")
             ax.fill_between(r, loss.min(axis=0), loss.max(axis=0), color=line.get_color(), alpha=0.18, lw=0)
-        ax.set_title(f"network, sweep of {field} (as {where})", fontsize=10)
+        symbol = {"eps": "ε"}.get(field, field)
+        ax.set_title(f"network, sweep of {symbol} (as {where})", fontsize=10)
         ax.set_xlabel("round k")
         ax.set_ylabel("training loss")
         ax.legend(fontsize=8)
