@@ -33,3 +33,11 @@ def test_quick_tables_share_prefixes_and_fill_every_cell(results_dir):
         assert len(taus) <= c["rounds"] and sum(taus) <= c["iterations"]
         if c["rounds"] >= c["iterations"]:
             assert set(taus) == {1}
+    # the replay of the tau* rule at the stored states gives back the run's own choices
+    from fedrepro.chapters.alidpfl import tables
+
+    for c in cells:
+        run = out["runs"].get(f"ali-{c['table']}-eps{c['epsilon']}")
+        if run is not None and c["rounds"] < c["iterations"]:
+            replay = tables.tau_rule_replay(run, c["rounds"], c["iterations"])
+            assert list(replay["loss"][:-1]) == list(run["taus"][1:])

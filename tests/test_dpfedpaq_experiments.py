@@ -170,3 +170,25 @@ def test_stored_optimum_is_fresh_and_consistent():
     assert r["converged"] and r["grad_norm"] <= 1e-8
     assert r["L_sample"] >= r["L_max"] >= r["L_global"]
     assert r["x_star"].shape == (785, 10)
+
+
+def test_claims_report_how_many_seeds_they_hold_for(monkeypatch):
+    """Decided on each seed alone, a claim true for seed 0 only is reported as holding for
+    1 of 3 seeds only; one true for every seed says 3 of 3."""
+    runs = {"a": {"rounds": np.arange(5), "loss": np.arange(15.0).reshape(3, 5), "n0": np.array([1.0, 2.0, 3.0])}}
+    one = cl.seed_slice(runs, 1)["a"]
+    assert one["loss"].tolist() == [[5.0, 6.0, 7.0, 8.0, 9.0]] and one["n0"].tolist() == [2.0]
+    assert one["rounds"].tolist() == list(range(5))
+    with pytest.raises(ValueError, match="seed"):
+        cl.seed_slice(runs, 3)
+
+    def fake_evidence(r, profile="paper"):
+        first = float(r["a"]["loss"][0, 0])
+        return {"dpfedpaq-main-C23": (first == 0.0 or r["a"]["loss"].shape[0] == 3, "x"),
+                "dpfedpaq-main-C24": (True, "y")}
+
+    monkeypatch.setattr(cl, "evidence", fake_evidence)
+    assert cl.per_seed(runs) == {"dpfedpaq-main-C23": (1, 3), "dpfedpaq-main-C24": (3, 3)}
+    v = cl.verdicts(runs)
+    assert v["dpfedpaq-main-C23"] == ("match", "x [decided on each seed alone: holds for 1 of 3 seeds only]")
+    assert v["dpfedpaq-main-C24"][1].endswith("holds for 3 of 3 seeds]")

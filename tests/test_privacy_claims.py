@@ -36,12 +36,23 @@ def test_claim_statuses(claim_items):
         "dpfedpaq-main-C06": "erratum",
         "dpfedpaq-main-C07": "erratum",
         "dpfedpaq-main-C33": "match",
+        "alidpfl-main-C11": "erratum",
         "alidpfl-main-C18": "miss",
     }
     assert {k: it.status for k, it in claim_items.items()} == expected
     assert all(it.kind == "claim" and it.reason for it in claim_items.values())
     assert "1538" in claim_items["alidpfl-main-C18"].reason and "1585" in claim_items["alidpfl-main-C18"].reason
     assert "1.691" in claim_items["dpfedpaq-main-C07"].reason and "1.318" in claim_items["dpfedpaq-main-C07"].reason
+
+
+def test_c11_printed_theorem3_is_an_erratum_and_a_correct_formula_would_match(monkeypatch):
+    """C11 is an erratum because eq. (14) as printed overstates eps; fed the accountant's own
+    formula as the "printed" one, the decision says match (the check can fail)."""
+    out = privacy_scorecard._alidpfl_c11()
+    assert out.status == "erratum" and "T = 79: 10.4 vs 1.55" in out.reason
+    monkeypatch.setattr(privacy_scorecard.claims, "printed_theorem3_epsilon",
+                        lambda n, q, s, d: privacy_scorecard.budget.epsilon_after_steps(n, q, s, d))
+    assert privacy_scorecard._alidpfl_c11().status == "match"
 
 
 @pytest.mark.stored

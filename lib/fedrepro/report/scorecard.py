@@ -68,6 +68,7 @@ PROVIDERS: tuple[str, ...] = (
     "fedrepro.chapters.privacy_accounting.scorecard:outcomes",
     "fedrepro.chapters.dpfedpaq.theory.scorecard:outcomes",
     "fedrepro.chapters.alidpfl.scorecard:outcomes",
+    "fedrepro.chapters.alidpfl.scorecard:table_outcomes",
     "fedrepro.chapters.dpfedpaq.experiments.scorecard:outcomes",
 )
 

@@ -2,8 +2,11 @@
 decided by the checks of :mod:`fedrepro.alidpfl.checks` and by the bound of
 :mod:`fedrepro.alidpfl.tau_rule`.
 
-Provider string: ``"fedrepro.chapters.alidpfl.scorecard:outcomes"``. Claims that need the
-training runs of Tables II–IV are left to the scorecard's default (``not-run``).
+Provider strings: ``"fedrepro.chapters.alidpfl.scorecard:outcomes"`` (theory) and
+``"fedrepro.chapters.alidpfl.scorecard:table_outcomes"`` (Tables II–IV, Figs. 1 and 6 and
+the experimental claims, decided by :mod:`fedrepro.chapters.alidpfl.tables` from the stored
+paper-profile runs; the CIFAR-10 cells are ``not-run``: the data is not on the offline
+mirror).
 """
 
 from __future__ import annotations
@@ -14,10 +17,15 @@ from typing import Any
 import numpy as np
 
 from fedrepro.alidpfl import tau_rule
-from fedrepro.chapters.alidpfl import theory
+from fedrepro.chapters.alidpfl import experiments, tables, theory
+from fedrepro.report import paper
 from fedrepro.report.scorecard import Outcome
 
-__all__ = ["h_grid", "fixed_T_argmin", "outcomes"]
+__all__ = ["h_grid", "fixed_T_argmin", "outcomes", "bound_decreases_in_T", "tables_outcomes",
+           "table_outcomes", "claims_frame", "CIFAR_REASON"]
+
+CIFAR_REASON = ("data unavailable: CIFAR-10 is not on the offline mirror of the machines that computed "
+                "the committed results; the same code computes these cells where the data is present")
 
 #: The grid of claims C06/C07 (η, β, ξ, d) with σ = 1.1, C = 0.1, B = 75.
 _GRID = dict(eta=(0.01, 0.1, 0.5), beta=(0.1, 1.0, 10.0), xi=(0.0, 0.1, 1.0), d=(1000, 600_000))
@@ -91,3 +99,173 @@ def outcomes() -> dict[str, Outcome]:
         ours=at_one == feasible, status="match" if at_one == feasible and feasible > 0 else "miss",
         reason=f"fixed T: argmin of G is tau = 1 on {at_one} of {feasible} feasible grid instances")
     return out
+
+
+def bound_decreases_in_T() -> tuple[int, int]:
+    """(grid instances with a feasible G, those where G(τ) at 2T is at most G(τ) at T for
+    every feasible τ): the first half of claim C15."""
+    taus = np.arange(1, 21)
+    feasible = ok = 0
+    for rho, beta, xi, lam, omega, T in itertools.product((0.01, 0.1, 1.0), (0.1, 1.0, 3.0), (0.0, 0.1, 1.0),
+                                                          (0.1, 0.5), (0.1, 1.0), (50.0, 300.0)):
+        with np.errstate(over="ignore", invalid="ignore"):
+            h = tau_rule.gap_h(taus, xi, beta, 0.5, 0.1)
+        c = tau_rule.Constants(rho, beta, xi, lam, omega)
+        g1 = tau_rule.bound_G(taus, np.full(taus.size, T), h, eta=0.5, phi=c.phi(0.5), rho=rho, lam=lam)
+        g2 = tau_rule.bound_G(taus, np.full(taus.size, 2 * T), h, eta=0.5, phi=c.phi(0.5), rho=rho, lam=lam)
+        fin = np.isfinite(g1)
+        if fin.any():
+            feasible += 1
+            ok += int(np.all(g2[fin] <= g1[fin]))
+    return feasible, ok
+
+
+def _frac(n: int, m: int) -> str:
+    return f"{n} of {m}"
+
+
+def _margins(values: list[float]) -> str:
+    return ", ".join(f"{v:+.1f}" for v in values)
+
+
+def tables_outcomes(result: dict[str, Any], profile: str = "paper") -> dict[str, Outcome]:
+    """Every ALI-DPFL item that needs the training runs, decided from ``result`` (the stored
+    :func:`fedrepro.chapters.alidpfl.experiments.load_tables` of one seed)."""
+    out: dict[str, Outcome] = {}
+    table = result["table"]
+    for name, tid in tables.TABLES.items():
+        for cell in paper.load_table(tid):
+            condition, dataset, eps = tables.parse_column(cell.column)
+            if dataset != "F-MNIST":
+                out[cell.id] = Outcome(status="not-run", reason=CIFAR_REASON)
+                continue
+            row = table.get(tables.cell_key(name, condition, eps), {})
+            if cell.row not in row:
+                out[cell.id] = Outcome(status="not-run", reason=f"{cell.row} exceeds R_c in this cell")
+            else:
+                out[cell.id] = Outcome(ours=round(float(row[cell.row]), 2))
+    one = tables.cell_keys(result, "II")
+    two = tables.cell_keys(result, "III") + tables.cell_keys(result, "IV")
+    tol = tables.TOLERANCE
+    cfg = experiments.TablesConfig(profile=profile)
+    budgets = {tables.cell_key(c["table"], c["condition"], c["epsilon"]): c for c in experiments.cells(cfg)}
+
+    t1 = tables.tau1_optimal(table, one)
+    ok16 = t1["tau1_within_tolerance"] == t1["cells"]
+    text16 = (f"Table II (R_s >= R_c): tau = 1 is the best fixed tau in {_frac(t1['tau1_best'], t1['cells'])} cells "
+              f"and within {tol:g} points of the best in {_frac(t1['tau1_within_tolerance'], t1['cells'])} "
+              f"(best tau per cell: {t1['best_taus']})")
+    for cid in ("alidpfl-main-C14", "alidpfl-main-C16"):
+        out[cid] = Outcome(ours=ok16, status="match" if ok16 else "miss", reason=text16)
+
+    all_one = all(set(result["taus"][k]) == {1} for k in one)
+    ok19 = ok16 and all_one
+    out["alidpfl-main-C19"] = Outcome(
+        ours=ok19, status="match" if ok19 else "miss",
+        reason=(f"ALI-DPFL's tau list is all 1 in Table II: {all_one} "
+                f"(max tau* per cell: {[int(max(result['taus'][k])) for k in one]}); " + text16))
+
+    used = [tables.iterations_used(1, budgets[k]["rounds"], budgets[k]["iterations"]) for k in two]
+    rc = [budgets[k]["iterations"] for k in two]
+    unused = sum(u < r for u, r in zip(used, rc, strict=True))
+    beaten = sum(tables.best_fixed(table[k])[0] > 1 for k in two)
+    ok17 = unused == len(two)
+    out["alidpfl-main-C17"] = Outcome(
+        ours=ok17, status="match" if ok17 else "miss",
+        reason=(f"R_s < R_c: tau = 1 uses {used} of R_c = {rc} local iterations (unused in {_frac(unused, len(two))} "
+                f"cells); a larger fixed tau is the best in {_frac(beaten, len(two))} cells"))
+
+    feasible, dec = bound_decreases_in_T()
+    truly = [k for k in one if budgets[k]["rounds"] >= budgets[k]["iterations"]]
+    iters = {k: [tables.iterations_used(t, budgets[k]["rounds"], budgets[k]["iterations"]) for t in range(1, 10)]
+             for k in one}
+    iters_max = all(iters[k][0] >= max(iters[k]) for k in truly)
+    exceptions = "; ".join(f"{k.replace('|', ' ')}: R_s = {budgets[k]['rounds']} < R_c = {budgets[k]['iterations']}, "
+                           f"tau = 1 uses {iters[k][0]}, tau = {int(np.argmax(iters[k])) + 1} uses {max(iters[k])}"
+                           for k in one if k not in truly)
+    ok15 = dec == feasible and iters_max
+    out["alidpfl-main-C15"] = Outcome(
+        ours=ok15, status="match" if ok15 else "miss",
+        reason=(f"G at 2T <= G at T for every feasible tau on {_frac(dec, feasible)} grid instances; where R_s >= R_c "
+                f"tau = 1 uses the most local iterations of tau = 1..9 ({_frac(len(truly), len(one))} Table II cells): "
+                f"{iters_max}" + (f"; not so in Table II's {exceptions}" if exceptions else "")
+                + " (with R_s < R_c, tau = 1 uses only R_s, see C17)"))
+
+    vs = tables.ali_vs_fixed(table, two)
+    ok20 = vs["above"] > vs["cells"] / 2
+    text20 = (f"R_s < R_c (Tables III, IV): ALI-DPFL above the best fixed tau in {_frac(vs['above'], vs['cells'])} "
+              f"cells, by more than {tol:g} points in {_frac(vs['above_by_tolerance'], vs['cells'])} "
+              f"(margins {_margins(vs['margins'])})")
+    out["alidpfl-main-C20"] = Outcome(ours=ok20, status="match" if ok20 else "miss", reason=text20)
+    vs1 = tables.ali_vs_fixed(table, one)
+    ok05 = ok20 and vs1["within_tolerance"] == vs1["cells"]
+    out["alidpfl-main-C05"] = Outcome(
+        ours=ok05, status="match" if ok05 else "miss",
+        reason=(text20 + f"; Table II: within {tol:g} points of the best fixed tau in "
+                f"{_frac(vs1['within_tolerance'], vs1['cells'])} cells"))
+    ok02 = vs["above_by_tolerance"] > vs["cells"] / 2
+    for cid in ("alidpfl-main-C02", "alidpfl-main-C21"):
+        out[cid] = Outcome(ours=ok02, status="match" if ok02 else "miss",
+                           reason=f"'significantly better' read as above the best fixed tau by more than {tol:g} "
+                                  f"points (the tables' tolerance) in most R_s < R_c cells: " + text20)
+    ok01 = vs["within_tolerance"] == vs["cells"]
+    out["alidpfl-main-C01"] = Outcome(
+        ours=ok01, status="match" if ok01 else "miss",
+        reason=(f"the tau* of the bound does as well as the best fixed tau found by trying them all (within {tol:g} "
+                f"points) in {_frac(vs['within_tolerance'], vs['cells'])} R_s < R_c cells (margins "
+                f"{_margins(vs['margins'])})"))
+
+    groups = {"R_s >= R_c": one, "R_s = R_c/2": tables.cell_keys(result, "III"),
+              "R_s = R_c/5": tables.cell_keys(result, "IV")}
+    per = {g: tables.ali_vs_tau1(table, ks) for g, ks in groups.items()}
+    rise = tables.tau_sequences_rise(result["taus"], two)
+    ok12 = all(p["at_least"] > p["cells"] / 2 for p in per.values()) and rise["rises"] == len(two)
+    out["alidpfl-main-C12"] = Outcome(
+        ours=ok12, status="match" if ok12 else "miss",
+        reason=("ALI-DPFL at least as accurate as tau = 1 in " + "; ".join(
+            f"{g}: {_frac(p['at_least'], p['cells'])}" for g, p in per.items())
+            + f"; tau* rises above 1 in {_frac(rise['rises'], len(two))} R_s < R_c cells"))
+    p2 = tables.ali_vs_tau1(table, two)
+    ok04 = p2["at_least"] > p2["cells"] / 2
+    out["alidpfl-main-C04"] = Outcome(
+        ours=ok04, status="match" if ok04 else "miss",
+        reason=(f"with the same budgets ALI-DPFL ends at least as accurate as tau = 1 in "
+                f"{_frac(p2['at_least'], p2['cells'])} R_s < R_c cells (margins {_margins(p2['margins'])})"))
+
+    spread = tables.argmax_spread(table, one + two)
+    ok03 = spread["distinct"] >= 2 and spread["range"] >= 2
+    for cid in ("alidpfl-main-C03", "alidpfl-main-F1"):
+        out[cid] = Outcome(ours=ok03, status="match" if ok03 else "miss",
+                           reason=(f"best fixed tau per budget pair (Tables II-IV, Fashion-MNIST): {spread['best_taus']} "
+                                   f"({spread['distinct']} distinct values, range {spread['range']})"))
+    ok06 = rise["rises"] == len(two)
+    out["alidpfl-main-F6"] = Outcome(
+        ours=ok06, status="match" if ok06 else "miss",
+        reason=(f"tau* rises above 1 in {_frac(rise['rises'], len(two))} R_s < R_c cells; max tau* {rise['max']}, "
+                f"mean tau* {[round(m, 1) for m in rise['mean']]}, rounds {rise['rounds']} (CIFAR-10 panel not run: "
+                f"data unavailable)"))
+
+    runs = [k for k in result["runs"] if k.startswith("ali-")]
+    fractions = [float(np.mean(np.asarray(result["runs"][k]["constants"]["feasible"]) > 0)) for k in runs]
+    ok10 = bool(fractions) and min(fractions) > 0.5
+    out["alidpfl-main-C10"] = Outcome(
+        ours=ok10, status="match" if ok10 else "miss",
+        reason=(f"the traversal of tau = 1..min(2 tau_prev, 100) finds a feasible tau (positive denominator of G) in "
+                f"{min(fractions):.0%} to {max(fractions):.0%} of the rounds of each ALI-DPFL run; elsewhere tau* = 1 "
+                f"by the fallback") if fractions else "no ALI-DPFL run")
+    return out
+
+
+def claims_frame(result: dict[str, Any], profile: str = "paper"):
+    """The experimental claims and figures of ALI-DPFL with their outcome and evidence."""
+    import pandas as pd
+
+    out = tables_outcomes(result, profile)
+    rows = [(cid.removeprefix("alidpfl-main-"), o.status, o.reason) for cid, o in sorted(out.items())
+            if "-C" in cid or "-F" in cid]
+    return pd.DataFrame(rows, columns=["item", "outcome", "evidence"]).set_index("item")
+
+
+def table_outcomes() -> dict[str, Outcome]:
+    """Outcomes of the items that need the training runs (paper profile, seed 0)."""
+    return tables_outcomes(experiments.load_tables("paper", 0), "paper")

@@ -32,6 +32,7 @@ CLAIMS: tuple[str, ...] = (
     "dpfedpaq-main-C06",
     "dpfedpaq-main-C07",
     "dpfedpaq-main-C33",
+    "alidpfl-main-C11",
     "alidpfl-main-C18",
 )
 _ROW_RE = re.compile(r"^eps=([0-9.]+)$")
@@ -195,11 +196,28 @@ def _alidpfl_c18(profile: str = "paper") -> Outcome:
                 f"approximately"))
 
 
+def _alidpfl_c11(steps: tuple[int, ...] = (79, 317, 1538), q: float = 0.015, sigma: float = 1.1,
+                 delta: float = 1e-5) -> Outcome:
+    """C11 (Theorem 3, eq. 14): ε as printed against the accountant's ε for the same steps."""
+    printed = [claims.printed_theorem3_epsilon(n, q, sigma, delta)[0] for n in steps]
+    exact = [float(budget.epsilon_after_steps(n, q, sigma, delta)[0]) for n in steps]
+    ratios = [p / e for p, e in zip(printed, exact, strict=True)]
+    wrong = all(r > 1 + _ROUNDOFF for r in ratios)
+    pairs = ", ".join(f"T = {n}: {p:.3g} vs {e:.3g}" for n, p, e in zip(steps, printed, exact, strict=True))
+    return Outcome(
+        ours=f"printed / accountant eps = {min(ratios):.3g} to {max(ratios):.3g}",
+        status="erratum" if wrong else "match",
+        reason=(f"eq. (14) as printed (no log of A_alpha, T + 1 terms, indices read as k, best order) gives "
+                f"eps {pairs} (accountant, q = {q}, sigma = {sigma}, delta = {delta:g}); corrected statement "
+                f"on the errata page (Theorem 3)"))
+
+
 def claim_outcomes(profile: str = "paper") -> dict[str, Outcome]:
     """Outcomes of the claims in :data:`CLAIMS` (read from the results store)."""
     cfg = claims.MechanismClaimsConfig(profile=profile)
     out = _dpfedpaq_claims(claims.load(cfg), cfg)
     out["alidpfl-main-C18"] = _alidpfl_c18(profile)
+    out["alidpfl-main-C11"] = _alidpfl_c11()
     if set(out) != set(CLAIMS):
         raise AssertionError(f"claim outcomes {sorted(out)} differ from CLAIMS")
     return out

@@ -1,0 +1,120 @@
+"""Tables II–IV of ALI-DPFL: the decisions of the scorecard, fed passing and failing tables.
+
+The decisions are pure functions of ``{cell: {method: accuracy}}``; these tests build such
+tables by hand (not from any run) so that each decision is seen to go both ways.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fedrepro.chapters.alidpfl import experiments, scorecard, tables
+
+_TAUS = {"II": (1, 2, 3, 4, 5), "III": (1, 2, 3, 4, 5), "IV": (1, 3, 5, 7, 9)}
+
+
+def _result(*, ali_bonus: float, best_tau_one: bool, ali_taus_rise: bool = True, feasible: float = 1.0):
+    """A synthetic paper-profile result: accuracy 80 - 2|τ - best| for fixed τ, where the best τ
+    is 1 in Table II (or 3 when ``best_tau_one`` is false) and 3 in Tables III, IV; ALI-DPFL
+    at the best fixed τ plus ``ali_bonus`` where R_s < R_c, equal to τ = 1 elsewhere."""
+    table, taus, runs = {}, {}, {}
+    for c in experiments.cells(experiments.TablesConfig()):
+        key = tables.cell_key(c["table"], c["condition"], c["epsilon"])
+        best = 1 if (c["table"] == "II" and best_tau_one) else 3
+        row = {f"tau={t}": 80.0 - 2 * abs(t - best) for t in _TAUS[c["table"]]}
+        separate = c["rounds"] < c["iterations"]
+        row["ALI-DPFL"] = max(row.values()) + ali_bonus if separate and c["table"] != "II" else row["tau=1"]
+        table[key] = row
+        rises = separate and c["table"] != "II" and ali_taus_rise
+        taus[key] = [1, 2, 4] if rises else [1] * 3
+        if separate:
+            n = 10
+            runs[f"ali-{c['table']}-eps{c['epsilon']}"] = {
+                "taus": np.array(taus[key]), "constants": {"feasible": np.array([1] * int(feasible * n) + [0] * (n - int(feasible * n)))}}
+    return {"table": table, "taus": taus, "runs": runs}
+
+
+def _status(result):
+    return {k: v.status for k, v in scorecard.tables_outcomes(result).items()}
+
+
+def test_favourable_tables_match_every_claim():
+    st = _status(_result(ali_bonus=3.0, best_tau_one=True))
+    for cid in ("C01", "C02", "C03", "C04", "C05", "C10", "C12", "C14", "C15", "C16", "C17", "C19", "C20", "C21"):
+        assert st[f"alidpfl-main-{cid}"] == "match", cid
+    assert st["alidpfl-main-F1"] == st["alidpfl-main-F6"] == "match"
+
+
+def test_ali_below_the_best_fixed_tau_is_a_miss():
+    st = _status(_result(ali_bonus=-3.0, best_tau_one=True))
+    for cid in ("C01", "C02", "C05", "C20", "C21"):
+        assert st[f"alidpfl-main-{cid}"] == "miss", cid
+    # a small win is a win but not a significant one (the 2-point tolerance)
+    st = _status(_result(ali_bonus=1.0, best_tau_one=True))
+    assert st["alidpfl-main-C20"] == "match" and st["alidpfl-main-C02"] == "miss"
+
+
+def test_tau_one_not_best_in_condition_one_is_a_miss():
+    st = _status(_result(ali_bonus=3.0, best_tau_one=False))
+    assert st["alidpfl-main-C14"] == st["alidpfl-main-C16"] == st["alidpfl-main-C19"] == "miss"
+
+
+def test_tau_sequences_that_never_rise_fail_fig6_and_c12():
+    st = _status(_result(ali_bonus=3.0, best_tau_one=True, ali_taus_rise=False))
+    assert st["alidpfl-main-F6"] == "miss" and st["alidpfl-main-C12"] == "miss"
+
+
+def test_c10_needs_feasible_rounds():
+    assert _status(_result(ali_bonus=3.0, best_tau_one=True, feasible=0.3))["alidpfl-main-C10"] == "miss"
+
+
+def test_best_fixed_tau_everywhere_gives_no_spread_for_fig1():
+    res = _result(ali_bonus=3.0, best_tau_one=False)  # best τ = 3 in every cell
+    assert tables.argmax_spread(res["table"], list(res["table"]))["distinct"] == 1
+    assert _status(res)["alidpfl-main-F1"] == "miss"
+
+
+def test_cells_numeric_for_fashion_mnist_and_not_run_for_cifar():
+    out = scorecard.tables_outcomes(_result(ali_bonus=3.0, best_tau_one=True))
+    cifar = [v for k, v in out.items() if "cifar10" in k]
+    fmnist = [v for k, v in out.items() if "fmnist" in k]
+    assert len(cifar) == len(fmnist) == 72
+    assert all(v.status == "not-run" and "data unavailable" in v.reason for v in cifar)
+    assert all(v.status is None and isinstance(v.ours, float) for v in fmnist)
+
+
+def test_paper_table_layout_and_column_parsing():
+    two = tables.paper_table("II")
+    assert len(two) == 6 and all(set(row) == {"ALI-DPFL", *(f"tau={t}" for t in range(1, 6))} for row in two.values())
+    assert tables.parse_column("Rs=Rc/2 F-MNIST eps=2.25") == ("Rs=Rc/2", "F-MNIST", 2.25)
+    with pytest.raises(ValueError, match="column"):
+        tables.parse_column("Rs=Rc MNIST eps=2")
+    with pytest.raises(ValueError, match="row"):
+        tables.best_fixed({"ALI-DPFL": 1.0})
+
+
+def test_iterations_used_stops_before_either_budget():
+    assert tables.iterations_used(1, 158, 317) == 158
+    assert tables.iterations_used(3, 317, 598) == 597
+    assert tables.iterations_used(9, 317, 1538) == 1530
+    assert tables.iterations_used(2, 317, 177) == 176
+
+
+def test_table2_first_column_has_fewer_rounds_than_iterations():
+    """Errata: Table II's "R_s = R_c" column at eps = 1.75 has R_s = 158 < R_c = 177 (the
+    accountant's count), so tau = 1 cannot use every iteration there and tau = 3 can."""
+    (cell,) = [c for c in experiments.cells(experiments.TablesConfig())
+               if c["table"] == "II" and c["condition"] == "Rs=Rc" and c["epsilon"] == 1.75]
+    assert (cell["rounds"], cell["iterations"]) == (158, 177)
+    assert tables.iterations_used(1, 158, 177) == 158 < tables.iterations_used(3, 158, 177) == 177
+
+
+def test_improved_conversion_reads_the_tau1_curve_while_the_run_lasts():
+    rounds = np.arange(10, 320, 10)
+    res = {"runs": {"tau-1": {"curve_rounds": rounds, "curve_accuracy": rounds / 1000}}}
+    frame = tables.improved_conversion_frame(res, epsilons=(1.55, 2.0))
+    assert frame.loc[1.55, "R_c basic"] == 79 and frame.loc[1.55, "acc. tau = 1 (%)"] == pytest.approx(7.0)
+    assert frame.loc[1.55, "R_c improved"] > 79
+    assert frame.loc[1.55, "acc. tau = 1 (%), improved"] == pytest.approx(frame.loc[1.55, "R_c improved"] // 10)
+    assert np.isnan(frame.loc[2.0, "acc. tau = 1 (%), improved"])  # beyond the run
