@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
@@ -52,7 +53,7 @@ def fig2_top(runs: Runs, profile: str = "paper") -> Figure:
     """Fig. 2 (a) loss against rounds (fixed K) and (b) against local iterations (fixed T),
     E on the top-row grid, vanilla (solid) and private † (dashed)."""
     st = PROFILE_SETTINGS[profile]
-    fig = Figure(figsize=(10, 4))
+    fig = plt.figure(figsize=(10, 4))
     ax_a, ax_b = fig.subplots(1, 2)
     colors = ["C0", "C1", "C2", "C3"]
     for E, col in zip(st["E_top"], colors, strict=False):
@@ -72,7 +73,7 @@ def fig2_top(runs: Runs, profile: str = "paper") -> Figure:
 def fig2_accuracy(runs: Runs, profile: str = "paper") -> Figure:
     """Test-accuracy twin of Fig. 2 (a) (the prose speaks of accuracy)."""
     st = PROFILE_SETTINGS[profile]
-    fig = Figure(figsize=(5.5, 4))
+    fig = plt.figure(figsize=(5.5, 4))
     ax = fig.subplots()
     for E, col in zip(st["E_top"], ["C0", "C1", "C2", "C3"], strict=False):
         K = max(st["K"], st["T"] // E)
@@ -88,7 +89,7 @@ def fig2_bottom(runs: Runs, profile: str = "paper") -> Figure:
     """Fig. 2 (c) loss after K_bottom rounds and (d) after T iterations against E (log x),
     one curve per γ (private †) and vanilla."""
     st = PROFILE_SETTINGS[profile]
-    fig = Figure(figsize=(10, 4))
+    fig = plt.figure(figsize=(10, 4))
     axes = fig.subplots(1, 2)
     Es = np.array(st["E_bottom"])
     curves = [("vanilla", {"algo": "vanilla"}, "k")] + [
@@ -113,7 +114,7 @@ def fig3(runs: Runs, profile: str = "paper") -> Figure:
     """Fig. 3 (a) quantization levels s (vanilla; private † dashed), legend with the cumulative
     uplink bits K·M·β(s); (b) devices per round M, both versions."""
     st = PROFILE_SETTINGS[profile]
-    fig = Figure(figsize=(10, 4))
+    fig = plt.figure(figsize=(10, 4))
     ax_a, ax_b = fig.subplots(1, 2)
     for i, s in enumerate(st["levels"]):
         van = _get(runs, profile, algo="vanilla", s=s)
@@ -135,7 +136,7 @@ def fig4(runs: Runs, profile: str = "paper") -> Figure:
     """Fig. 4 (a) ε, (b) C at ε = 1 (solid) and the smallest ε (dashed), (c) γ, (d) γ × C ∈
     {0.5, 1}; the vanilla curve as reference (black)."""
     st = PROFILE_SETTINGS[profile]
-    fig = Figure(figsize=(11, 8))
+    fig = plt.figure(figsize=(11, 8))
     (a, b), (c, d) = fig.subplots(2, 2)
     van = _get(runs, profile, algo="vanilla")
     for ax in (a, b, c, d):
@@ -159,7 +160,7 @@ def fig4(runs: Runs, profile: str = "paper") -> Figure:
 
 def fig4_grid(table: np.ndarray, gammas: Sequence[float], clips: Sequence[float]) -> Figure:
     """Heat map of the final loss over γ × C (Fig. 4 (d) extended to every C)."""
-    fig = Figure(figsize=(5, 3.6))
+    fig = plt.figure(figsize=(5, 3.6))
     ax = fig.subplots()
     im = ax.imshow(np.asarray(table), cmap="viridis", aspect="auto")
     ax.set(xticks=range(len(clips)), xticklabels=[f"{c:g}" for c in clips], yticks=range(len(gammas)),
@@ -177,7 +178,7 @@ def valid_calibration(runs: Runs, profile: str = "paper") -> Figure:
     calibration), beside the authors' noise; right: final loss against ε with the valid
     sensitivity and the exact calibration, to read off which ε would train."""
     st = PROFILE_SETTINGS[profile]
-    fig = Figure(figsize=(13, 4))
+    fig = plt.figure(figsize=(13, 4))
     axes = fig.subplots(1, 3)
     van = _get(runs, profile, algo="vanilla")
     for ax, sens, title in ((axes[0], "rigorous", "valid: Δ = 2η_kEC (rigorous)"),
@@ -210,7 +211,7 @@ def draw(name: str, runs: Runs, profile: str = "paper") -> Figure:
     try:
         return fn(runs, profile)
     except KeyError as err:
-        fig = Figure(figsize=(6, 1.2))
+        fig = plt.figure(figsize=(6, 1.2))
         fig.text(0.5, 0.5, f"not computed: the stored runs lack {err.args[0]}", ha="center", va="center",
                  fontsize=7, wrap=True)
         return fig

@@ -3,9 +3,12 @@
 Provider string for :data:`fedrepro.report.scorecard.PROVIDERS`:
 ``"fedrepro.chapters.dpfedpaq.experiments.scorecard:outcomes"``. It reports the figure items
 F2a–F4d and the experimental claims listed in
-:data:`fedrepro.chapters.dpfedpaq.experiments.claims.CLAIMS` (plus C48, not run), decided by
+:data:`fedrepro.chapters.dpfedpaq.experiments.claims.CLAIMS`, decided by
 :func:`fedrepro.chapters.dpfedpaq.experiments.claims.verdicts` from the stored paper-profile
-runs.
+runs. C48 (the same effects with other models) compares them with the stored runs of the
+one-hidden-layer network (:mod:`fedrepro.chapters.dpfedpaq.experiments.mlp`, decided by
+:func:`fedrepro.chapters.dpfedpaq.experiments.mlp_effects.verdict`); it is not-run when those
+are not stored (read-only context).
 """
 
 from __future__ import annotations
