@@ -55,6 +55,11 @@ def test_chapter_conventions(path):
         assert not defs, "notebooks only call the library: no functions or classes in cells"
         assert cell.execution_count is not None, "the committed chapter is executed"
         assert not any(o.get("output_type") == "error" for o in cell.outputs)
+        for out in cell.outputs:  # a figure is recorded as an image, not only as its text repr
+            data = out.get("data", {})
+            if any("<Figure size" in str(v) for v in data.values()):
+                assert any(k.endswith("image/png") or k.endswith("image/svg+xml") for k in data), \
+                    "a figure output carries no image (build it with pyplot so that its image is recorded)"
 
 
 @pytest.mark.slow
