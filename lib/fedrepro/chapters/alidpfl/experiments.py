@@ -5,7 +5,7 @@ by the accountant) with R_s ∈ {158, 231, 317}. Methods: fixed τ ∈ {1..5} (T
 {1, 3, 5, 7, 9} (Table IV), and ALI-DPFL.
 
 Units of :func:`fedrepro.core.cache.run_units` (each resumable through checkpoints under
-``<store>/alidpfl/.checkpoints/``):
+``<store>/alidpfl/.checkpoints/``, :func:`checkpoint_dir`):
 
 * ``tau-<τ>``: one fixed-τ run per τ (one seed), long enough for every cell that uses τ,
   evaluated on the full test set at each cell's stopping round min(R_s, ⌊R_c/τ⌋): with one
@@ -27,6 +27,7 @@ records each (our choice, for compute: the paper's F_i is the full local loss).
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -34,12 +35,12 @@ import numpy as np
 from fedrepro.alidpfl.budget import PAPER_CELLS, PAPER_ROUNDS, Budgets, fixed_tau_stop, privacy_iterations
 from fedrepro.alidpfl.setting import FederatedSetting, build_clients
 from fedrepro.alidpfl.training import RunPlan, train
-from fedrepro.core.cache import ExperimentConfig, config_hash, result_path, run_units
+from fedrepro.core.cache import ExperimentConfig, code_hash, config_hash, result_path, run_units
 from fedrepro.privacy.budget import epsilon_after_steps
 from fedrepro.report.book import check_profile
 
 __all__ = ["TablesConfig", "TABLE_READINGS", "ESTIMATE_SAMPLES", "cells", "units", "run_unit", "combine",
-           "load_tables", "spent_epsilon"]
+           "load_tables", "spent_epsilon", "checkpoint_dir"]
 
 #: records per client on which ALI-DPFL's clients evaluate F_i, ∇F_i (our choice, for compute).
 ESTIMATE_SAMPLES = 128
@@ -114,10 +115,19 @@ def _data(cfg: TablesConfig):
                          subset=100 if cfg.profile == "quick" else None)
 
 
+def checkpoint_dir(cfg: TablesConfig, unit: str) -> Path:
+    """Where ``unit`` keeps its checkpoints: keyed by the config and by the code of this
+    module's import graph, so that a run resumes only from a checkpoint written by the same
+    code (after any change of that code it starts again, as the unit files of
+    :func:`fedrepro.core.cache.run_units` do)."""
+    return (result_path(cfg).parent / ".checkpoints"
+            / f"{cfg.result_name()}-{config_hash(cfg)[:16]}-{code_hash([__name__])[:16]}" / unit)
+
+
 def run_unit(cfg: TablesConfig, unit: str) -> dict[str, Any]:
     """One training run (see the module docstring)."""
     check_profile(cfg.profile)
-    folder = result_path(cfg).parent / ".checkpoints" / f"{cfg.result_name()}-{config_hash(cfg)[:16]}" / unit
+    folder = checkpoint_dir(cfg, unit)
     curve_every = 10 if cfg.profile == "paper" else 1
     if unit.startswith("tau-"):
         tau = int(unit[4:])
