@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from fedrepro.alidpfl import tau_rule
-from fedrepro.chapters.alidpfl import experiments, tables, theory
+from fedrepro.chapters.alidpfl import theory
 from fedrepro.report import paper
 from fedrepro.report.scorecard import Outcome
 
@@ -131,6 +131,8 @@ def _margins(values: list[float]) -> str:
 def tables_outcomes(result: dict[str, Any], profile: str = "paper") -> dict[str, Outcome]:
     """Every ALI-DPFL item that needs the training runs, decided from ``result`` (the stored
     :func:`fedrepro.chapters.alidpfl.experiments.load_tables` of one seed)."""
+    from fedrepro.chapters.alidpfl import experiments, tables  # the data loaders: only when runs are read
+
     out: dict[str, Outcome] = {}
     table = result["table"]
     for name, tid in tables.TABLES.items():
@@ -268,4 +270,6 @@ def claims_frame(result: dict[str, Any], profile: str = "paper"):
 
 def table_outcomes() -> dict[str, Outcome]:
     """Outcomes of the items that need the training runs (paper profile, seed 0)."""
+    from fedrepro.chapters.alidpfl import experiments
+
     return tables_outcomes(experiments.load_tables("paper", 0), "paper")
