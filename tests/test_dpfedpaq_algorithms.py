@@ -13,17 +13,7 @@ from fedrepro.problems.softmax import (
     smoothness_constants,
     solve_optimum,
 )
-
-
-def small_problem(n_devices=6, per=40, mu=1e-2, seed=0):
-    rng = np.random.default_rng(seed)
-    sizes = per + rng.integers(0, 8, n_devices)
-    n = int(sizes.sum())
-    feats = np.ones((n, 785), dtype=np.float32)
-    feats[:, :-1] = rng.random((n, 784)) * (rng.random((n, 784)) < 0.2)
-    labels = rng.integers(0, 10, n)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    return SoftmaxProblem(feats, labels, offsets, mu, feats[:50], labels[:50])
+from tests._dpfedpaq_problems import small_problem
 
 
 def _ref_loss(p, x):

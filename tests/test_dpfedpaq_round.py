@@ -16,20 +16,13 @@ from fedrepro.dpfedpaq import algorithms as alg
 from fedrepro.dpfedpaq import local as loc
 from fedrepro.dpfedpaq import noise as nz
 from fedrepro.dpfedpaq import quantizer as qz
-from fedrepro.problems.softmax import SoftmaxProblem
+from tests._dpfedpaq_problems import small_problem as _shared_problem
 
 REL = 1e-5  # float32 data and products against a float64 reference
 
 
 def small_problem(n_devices=5, per=40, mu=1e-2, seed=0):
-    rng = np.random.default_rng(seed)
-    sizes = per + rng.integers(0, 8, n_devices)
-    n = int(sizes.sum())
-    feats = np.ones((n, 785), dtype=np.float32)
-    feats[:, :-1] = rng.random((n, 784)) * (rng.random((n, 784)) < 0.2)
-    labels = rng.integers(0, 10, n)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    return SoftmaxProblem(feats, labels, offsets, mu)
+    return _shared_problem(n_devices, per, mu, seed, test_size=0)
 
 
 def reference_local(problem, x, sched, lr, clip=None, clip_mode="sample", correction=None):
