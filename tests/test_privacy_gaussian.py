@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import mpmath
 import numpy as np
@@ -95,7 +96,7 @@ def test_classical_calibration_failure_points(delta, quoted):
 
 def test_gaussian_rdp_formula():
     # Mironov 2017 Prop. 7; 1e-15 relative (one multiplication and division).
-    assert gaussian.gaussian_rdp(3.0, 2.0, 4.0) == pytest.approx(3 * 4 / (2 * 16), rel=1e-15)
+    assert gaussian.gaussian_rdp(3.0, 2.0, 4.0) == pytest.approx(3 * 4 / (2 * 16), rel=1e-15, abs=0)
 
 
 # --------------------------------------------------------------------------- DP-FedPAQ eq. (15)/(16)
@@ -173,11 +174,146 @@ def test_bad_inputs_name_the_parameter(call, name):
     (3.0, 2e200, 1e200, 6.0),          # Δ² overflows: α/2 (Δ/σ)² = 1.5 · 4
     (3.0, 1e150, 1e200, 1.5e-100),     # 2σ² overflows, Δ² does not
     (2.0, 1e-170, 1e-160, 1e-20),      # Δ² underflows to 0, 2σ² is subnormal
+    (3.0, 1e200, 1e100, 1.5e200),      # αΔ² overflows, 2σ² does not
 ])
 def test_gaussian_rdp_outside_the_float_range_of_the_squares(alpha, sensitivity, sigma, expected):
-    assert gaussian.gaussian_rdp(alpha, sensitivity, sigma) == pytest.approx(expected, rel=1e-12)
+    # abs=0: pytest.approx's default absolute tolerance (1e-12) would accept 0 for 1e-20.
+    assert gaussian.gaussian_rdp(alpha, sensitivity, sigma) == pytest.approx(expected, rel=1e-12, abs=0)
 
 
 def test_gaussian_rdp_names_alpha():
     with pytest.raises(ValueError, match=r"^alpha"):
         gaussian.gaussian_rdp(0.5, 1.0, 1.0)
+
+
+# --------------------------------------------------------------------------- second pass over the
+# survivors of `make mutation` on privacy/gaussian (tests/MUTATION.md): float-range edges,
+# bracket walks of the root searches, the messages of classical_calibration_failure_epsilon.
+def _bisect_mp(f, lo, hi, steps=110):
+    """Root of ``f`` on [lo, hi] (a sign change) by plain bisection in mpmath."""
+    f_lo = f(lo)
+    for _ in range(steps):
+        mid = (lo + hi) / 2
+        f_mid = f(mid)
+        if (f_mid > 0) == (f_lo > 0):
+            lo, f_lo = mid, f_mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def _delta_mu_mp(e, mu):
+    return mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)
+
+
+def _analytic_ratio_mp(eps: float, delta: float):
+    """σ/Δ of the analytic Gaussian mechanism: the root of δ(ε; Δ/σ) = δ (Balle & Wang 2018,
+    Thm 8), 40-digit mpmath, bisection on log(σ/Δ) ∈ [−12, 12] (110 halvings: ~1e-32)."""
+    mpmath.mp.dps = 40
+    e, d = mpmath.mpf(eps), mpmath.mpf(delta)
+    return mpmath.exp(_bisect_mp(lambda t: _delta_mu_mp(e, 1 / mpmath.exp(t)) - d, mpmath.mpf(-12), mpmath.mpf(12)))
+
+
+def _analytic_epsilon_mp(delta: float, mu: float):
+    """Root ε ∈ [0, 200] of δ(ε; μ) = δ, 40-digit mpmath bisection."""
+    mpmath.mp.dps = 40
+    return _bisect_mp(lambda e: _delta_mu_mp(e, mpmath.mpf(mu)) - mpmath.mpf(delta), mpmath.mpf(0), mpmath.mpf(200))
+
+
+def test_gaussian_rdp_of_ordinary_inputs_is_the_plain_formula_bit_for_bit():
+    # αΔ²/(2σ²) evaluated directly (the log-space form differs in the last bits here).
+    assert gaussian.gaussian_rdp(2.0, 1.5, 0.5) == 9.0                       # 2σ² = 0.5 < 1 < αΔ² = 4.5
+    assert gaussian.gaussian_rdp(3.0, 0.3, 1.0) == 3.0 * 0.3**2 / (2 * 1.0**2)  # αΔ² = 0.27 < 1
+
+
+def test_gaussian_rdp_with_an_underflowed_sigma_square_is_inf():
+    # α/(2σ²) = 1e340 at σ = 1e-170 exceeds the float range (σ² underflows to 0).
+    assert gaussian.gaussian_rdp(2.0, 1.0, 1e-170) == math.inf
+
+
+def test_classical_sigma_is_the_plain_formula_bit_for_bit():
+    assert gaussian.classical_gaussian_sigma(0.7, 1e-5, 1.0) == 1.0 * math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.7
+
+
+@pytest.mark.parametrize("delta", [5e-324, 1e-310])
+def test_classical_sigma_at_a_subnormal_delta(delta):
+    # 1.25/δ overflows for the smallest δ: sqrt(2 ln(1.25/δ))/ε from 40-digit mpmath, 1e-14 relative.
+    mpmath.mp.dps = 40
+    expected = float(mpmath.sqrt(2 * mpmath.log(mpmath.mpf(1.25) / mpmath.mpf(delta))) / mpmath.mpf(0.5))
+    assert gaussian.classical_gaussian_sigma(0.5, delta, 1.0) == pytest.approx(expected, rel=1e-14, abs=0)
+
+
+def test_analytic_log_delta_where_mu_or_the_cdf_argument_leave_the_float_range():
+    # Δ/σ = 1e-600 underflows to 0 (P = Q up to the float range): δ = 0.
+    assert gaussian.analytic_gaussian_log_delta(1.0, 1e-300, 1e300) == -math.inf
+    # ε/μ = 1e310 overflows: log δ ≈ −(ε/μ)²/2 is far below the float range.
+    assert gaussian.analytic_gaussian_log_delta(1e10, 1e-300, 1.0) == -math.inf
+    assert gaussian.analytic_gaussian_delta(1e10, 1e-300, 1.0) == 0.0
+
+
+def test_analytic_delta_where_both_cdf_terms_round_to_one_half():
+    # μ = 1e-20, ε = 0: δ = 2Φ(μ/2) − 1 ≈ μ/sqrt(2π) = 4.0e-21 while both log-CDFs round to
+    # log(1/2); the result must be a number in [0, exact δ], not an error.
+    exact = 1e-20 / math.sqrt(2 * math.pi)
+    assert 0.0 <= gaussian.analytic_gaussian_delta(0.0, 1e-20, 1.0) <= exact * (1 + 1e-9)
+    assert gaussian.analytic_gaussian_log_delta(0.0, 1e-20, 1.0) <= math.log(exact) + 1e-9
+
+
+def _delta_at_sigma_e() -> float:
+    # δ(ε = 1) at σ/Δ = e, where the bracket of analytic_gaussian_sigma starts (40-digit mpmath)
+    mpmath.mp.dps = 40
+    return float(_delta_mu_mp(mpmath.mpf(1), 1 / mpmath.e))
+
+
+@pytest.mark.parametrize("eps, delta, sensitivity", [
+    (1.0, 0.5, 1.0),                  # δ > 1/e: log δ(σ → 0) − log δ stays below 1
+    (50.0, 1e-5, 1.0),                # σ/Δ ≈ 0.15 < 1/e: the lower end of the bracket walks down
+    (1.0, "half", 1.0),               # log δ(σ = eΔ) − log δ = log 2 ∈ (0, 1]
+    (0.1, 1e-5, "huge"),              # log σ ≈ 709.4: σ = e^{log σ} close to the float limit
+    (0.1, 1e-5, 5e-324),              # σ and the lower bracket end underflow (subnormal result)
+])
+def test_analytic_sigma_against_a_high_precision_root(eps, delta, sensitivity):
+    if delta == "half":
+        delta = _delta_at_sigma_e() / 2
+    ratio = _analytic_ratio_mp(eps, delta)
+    if sensitivity == "huge":
+        sensitivity = math.exp(709.4 - float(mpmath.log(ratio)))
+    expected = float(ratio * mpmath.mpf(sensitivity))
+    sigma = gaussian.analytic_gaussian_sigma(eps, delta, sensitivity)
+    if sensitivity < 1e-300:  # a subnormal result: one step of 4.9e-324
+        assert sigma == pytest.approx(expected, abs=5e-324)
+    else:  # 1e-9 relative: Brent's method to ~1e-13 in log σ
+        assert sigma == pytest.approx(expected, rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("sigma", [10.0, 0.5, 1000.0])
+def test_analytic_epsilon_against_a_high_precision_root(sigma):
+    # 1e-11 relative against a 40-digit bisection: Brent's method stops at 1e-14 absolute +
+    # 1e-13 relative, which matters for a small ε (0.0019 at σ = 1000).
+    assert gaussian.analytic_gaussian_epsilon(1e-5, 1.0, sigma) == pytest.approx(
+        float(_analytic_epsilon_mp(1e-5, 1.0 / sigma)), rel=1e-11, abs=0)
+
+
+def test_analytic_sigma_beyond_the_float_range_is_inf():
+    # σ/Δ = 30.7 at (ε, δ) = (0.1, 1e-5) and Δ = e^706.9: σ = e^710.3 exceeds the largest float.
+    ratio = _analytic_ratio_mp(0.1, 1e-5)
+    assert mpmath.log(ratio) + mpmath.mpf(706.9) > mpmath.log(mpmath.mpf(sys.float_info.max))
+    assert gaussian.analytic_gaussian_sigma(0.1, 1e-5, math.exp(706.9)) == math.inf
+
+
+def test_analytic_epsilon_zero_and_beyond_the_float_range():
+    # δ(0) = 2Φ(1/2) − 1 = erf(1/(2√2)) ≈ 0.383 ≤ 0.5: ε = 0.
+    assert math.erf(0.5 / math.sqrt(2)) <= 0.5
+    assert gaussian.analytic_gaussian_epsilon(0.5, 1.0, 1.0) == 0.0
+    # Δ/σ = 1e310 overflows: δ(ε) = 1 > δ for every float ε.
+    assert gaussian.analytic_gaussian_epsilon(1e-5, 1e300, 1e-10) == math.inf
+
+
+@pytest.mark.parametrize("epsilon_max, message", [
+    (1.0, r"epsilon_max must be in \(1, inf\)"),
+    (1.5, r"valid up to epsilon_max=1.5"),
+    (5.0, r"valid up to epsilon_max=5.0"),   # the failure point at δ = 1e-5 is 8.42 (test above)
+])
+def test_classical_failure_epsilon_messages(epsilon_max, message):
+    with pytest.raises(ValueError, match=message):
+        gaussian.classical_calibration_failure_epsilon(1e-5, epsilon_max=epsilon_max)

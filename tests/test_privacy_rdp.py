@@ -321,3 +321,96 @@ def test_improved_conversion_zero_branch_is_strict():
     expected = r + math.log1p(-1 / alpha) - (math.log(delta) + math.log(alpha)) / (alpha - 1)
     eps, order = conversion.epsilon_improved([r], [alpha], delta)
     assert expected > 0.4 and eps == pytest.approx(expected, rel=1e-12) and order == alpha
+
+
+# ---------------------------------------------------------------------------------------
+# written against mutants of privacy/rdp that survived `make mutation` (tests/MUTATION.md)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("q", [0.5, 1.0])
+@pytest.mark.parametrize("sigma, expected", [
+    (1e-200, math.inf),   # σ² underflows to 0: (k² − k)/(2σ²) is a division by zero (RDP beyond floats)
+    (1e-160, math.inf),   # σ² subnormal: (k² − k)/(2σ²) overflows
+    (1e300, 0.0),         # σ² overflows: the gains e^0 − 1 are 0, log 0 = −inf (RDP below floats)
+])
+def test_integer_order_rdp_at_float_range_limits_is_exact_and_silent(q, sigma, expected):
+    # The limits of α/(2σ²)-like growth, without a RuntimeWarning (the code silences the
+    # divide/overflow/invalid steps it takes on purpose; a warning turned into an error here).
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for alpha in (2, 32):
+            assert rdp.rdp_integer_order(q, sigma, alpha) == expected
+            assert rdp.rdp_sampled_gaussian(q, sigma, [alpha, 3])[0] == expected
+
+
+def test_compose_of_scalars_keeps_the_scalar_shape():
+    # steps.shape + rdp.shape = () for a scalar step count and a scalar RDP: 2 × 0.5 = 1.
+    out = rdp.compose(0.5, 2.0)
+    assert np.shape(out) == () and float(out) == 1.0
+
+
+def test_compose_limits_are_exact_and_silent():
+    # 0 steps of an infinite RDP compose to 0; 1e10 steps of RDP 1e300 overflow to inf; no
+    # RuntimeWarning on the way (turned into an error here).
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        np.testing.assert_array_equal(rdp.compose([math.inf, 1.0], 0.0), [0.0, 0.0])
+        np.testing.assert_array_equal(rdp.compose([1e300], 1e10), [math.inf])
+        np.testing.assert_array_equal(rdp.compose([math.inf, 1.0], np.array([0.0, 2.0])),
+                                      [[0.0, 0.0], [math.inf, 2.0]])
+
+
+@pytest.mark.parametrize("q, alpha", [(0.5, 1.5), (0.01, 2.5)])
+def test_fractional_order_at_small_sigma_is_the_gaussian_rdp(q, alpha):
+    # σ = 1e-9: G = (α² − α)/(2σ²) ≥ 1e17 and α log q + G ≤ log A_α ≤ log(1 + e^G) pin
+    # RDP = log A_α/(α − 1) to G/(α − 1) = α/(2σ²) within |α log q|/G < 1e-15 relative.
+    sigma = 1e-9
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(alpha / (2 * sigma**2), rel=1e-12, abs=0)
+
+
+def _eq17_mp(q: float, sigma: float, alpha: int) -> float:
+    """RDP at an integer order by eq. (17), 40-digit mpmath: log Σ_k C(α,k)(1−q)^{α−k} q^k
+    e^{(k²−k)/(2σ²)} / (α − 1)."""
+    mpmath.mp.dps = 40
+    q_, s2 = mpmath.mpf(q), mpmath.mpf(sigma) ** 2
+    a = mpmath.fsum(mpmath.binomial(alpha, k) * (1 - q_) ** (alpha - k) * q_**k * mpmath.exp((k * k - k) / (2 * s2))
+                    for k in range(alpha + 1))
+    return float(mpmath.log(a) / (alpha - 1))
+
+
+@pytest.mark.parametrize("q, sigma, alpha", [(0.1, 1.0, 3), (0.01, 0.7, 6)])
+def test_fractional_formula_at_an_integer_order_is_eq17(q, sigma, alpha):
+    # The generalised binomial coefficients C(α, i) vanish for i > α at an integer α (poles of
+    # Γ(α − i + 1)); 1e-10 relative against eq. (17) in 40 digits.
+    assert rdp.rdp_fractional_order(q, sigma, float(alpha)) == pytest.approx(_eq17_mp(q, sigma, alpha), rel=1e-10, abs=0)
+
+
+def test_fractional_order_at_a_tiny_rate_and_a_large_order():
+    # q = 1e-10, α = 9999.5, σ ≈ 0.0316 (G = (α² − α)/(2σ²) = 5e10): the term k = α dominates,
+    # log A_α = α log q + G up to e^{−(α − 1)/σ²}; the upper bound log(1 + e^G) is 2.3e5 higher.
+    q, alpha = 1e-10, 9999.5
+    sigma = math.sqrt((alpha * alpha - alpha) / (2 * 5e10))
+    mpmath.mp.dps = 40
+    expected = float((alpha * mpmath.log(mpmath.mpf(q)) + (mpmath.mpf(alpha) ** 2 - alpha) / (2 * mpmath.mpf(sigma) ** 2))
+                     / (alpha - 1))
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(expected, rel=1e-9, abs=0)
+
+
+@pytest.mark.parametrize("q, sigma, alpha", [(0.01, 1.0, 2.5), (0.5, 0.8, 2.25), (0.01, 0.1, 50.5),
+                                             (1e-4, 1e-3, 3.5), (0.5, 1e5, 200.5), (0.2, 2.0, 700.5)])
+def test_fractional_orders_are_silent(q, sigma, alpha):
+    # no RuntimeWarning from the series or the quadrature (a warning is an error here)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        value = rdp.rdp_fractional_order(q, sigma, alpha)
+    assert 0 <= value <= math.inf
+
+
+def test_full_batch_fractional_order_with_an_underflowed_sigma_square_is_inf():
+    # q = 1: α/(2σ²) with σ² = 1e-400 underflowed to 0 is beyond the float range.
+    assert rdp.rdp_fractional_order(1.0, 1e-200, 1.5) == math.inf
