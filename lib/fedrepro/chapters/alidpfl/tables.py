@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fedrepro.alidpfl import tau_rule
-from fedrepro.alidpfl.budget import PAPER_CELLS
+from fedrepro.alidpfl.budget import PAPER_CELLS, Budgets, fixed_tau_stop
 from fedrepro.chapters.alidpfl import experiments
 from fedrepro.report import paper
 
@@ -160,8 +160,8 @@ def tau_sequences_rise(taus: Mapping[str, Sequence[int]], keys: Sequence[str]) -
 
 def iterations_used(tau: int, rounds: int, iterations: int) -> int:
     """Local iterations a fixed τ uses before a round would exceed R_s rounds or R_c
-    iterations (claims C15, C17)."""
-    return tau * min(rounds, iterations // tau)
+    iterations (:func:`fedrepro.alidpfl.budget.fixed_tau_stop`; 0 when τ > R_c); claims C15, C17."""
+    return fixed_tau_stop(Budgets(1.0, rounds, iterations), tau)[1] if tau <= iterations else 0
 
 
 def budget_frame(result: Mapping[str, Any], profile: str = "paper", reading: str = "spec") -> pd.DataFrame:
@@ -242,10 +242,11 @@ def improved_conversion_frame(result: Mapping[str, Any],
     rounds, acc = np.asarray(run["curve_rounds"]), 100 * np.asarray(run["curve_accuracy"])
     it = improved_iterations(tuple(epsilons))
 
-    def at(n: int) -> float:
+    step = int(rounds[1] - rounds[0]) if rounds.size > 1 else 1
+
+    def at(n: int) -> float:  # last curve point at or before n, while the run lasts
         sel = rounds <= n
-        return float(acc[sel][-1]) if sel.any() and n <= rounds.max() + (rounds[1] - rounds[0] if rounds.size > 1 else 0) \
-            else np.nan
+        return float(acc[sel][-1]) if sel.any() and n < rounds.max() + step else np.nan
 
     rows = [(e, b, at(b), i, at(i)) for e, b, i in zip(it["epsilon"], it["basic"], it["improved"], strict=True)]
     return pd.DataFrame(rows, columns=["epsilon", "R_c basic", "acc. tau = 1 (%)", "R_c improved",
