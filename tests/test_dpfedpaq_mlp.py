@@ -240,6 +240,7 @@ def test_effects_read_the_runs_they_need():
     assert list(fx.effects_frame(soft, net, "quick")["same"]) == [k not in bad for k in rows]
 
 
+@pytest.mark.stored
 def test_scorecard_provider_reports_C48_from_the_stored_runs():
     """The provider decides C48 from the committed softmax and network runs (read-only), and
     says that the claim is checked in part."""

@@ -47,6 +47,7 @@ __all__ = [
     "STREAMS",
     "History",
     "RoundResult",
+    "check_privacy_args",
     "distributed_sgd",
     "fedavg",
     "fedpaq",
@@ -296,6 +297,24 @@ def private_batch_sizes(sizes: np.ndarray, sample_ratio: float, local_steps: int
     return b
 
 
+def check_privacy_args(sensitivity_mode: str, calibration: str, clip: float | None,
+                       epsilon: float | None, delta: float) -> tuple[float | None, float | None, float]:
+    """The privacy parameters of Alg. 2 checked: ``sensitivity_mode`` in :data:`SENSITIVITIES`,
+    ``calibration`` in :data:`CALIBRATIONS`, C > 0 or None, ε > 0 or None (no noise; noise
+    needs a clip), 0 < δ < 1. Returns (clip, epsilon, delta) as floats."""
+    if sensitivity_mode not in SENSITIVITIES:
+        raise ValueError(f"sensitivity_mode must be one of {SENSITIVITIES}, got {sensitivity_mode!r}")
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    if clip is not None:
+        clip = check_positive("clip (C)", clip)
+    if epsilon is not None:
+        epsilon = check_positive("epsilon", epsilon)
+        if clip is None:
+            raise ValueError("clip (C) must be given when noise is added (epsilon not None)")
+    return clip, epsilon, check_delta(delta)
+
+
 def private_fedpaq(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_per_round: int,
                    sample_ratio: float = 0.2, clip: float | None = 1.0, epsilon: float | None = 1.0,
                    delta: float = 1e-4, sensitivity_mode: str = "rigorous",
@@ -315,17 +334,7 @@ def private_fedpaq(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_
         problem, rounds, local_steps, m_per_round, lr0, decay_iters, q_levels)
     if profile not in PROFILES:
         raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
-    if sensitivity_mode not in SENSITIVITIES:
-        raise ValueError(f"sensitivity_mode must be one of {SENSITIVITIES}, got {sensitivity_mode!r}")
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
-    if clip is not None:
-        clip = check_positive("clip (C)", clip)
-    if epsilon is not None:
-        epsilon = check_positive("epsilon", epsilon)
-        if clip is None:
-            raise ValueError("clip (C) must be given when noise is added (epsilon not None)")
-    delta = check_delta(delta)
+    clip, epsilon, delta = check_privacy_args(sensitivity_mode, calibration, clip, epsilon, delta)
     sizes = problem.sizes
     if profile == "authors_code":
         if sensitivity_mode != "authors_code":

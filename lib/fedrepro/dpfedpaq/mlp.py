@@ -38,11 +38,11 @@ from collections.abc import Sequence
 import numpy as np
 
 from fedrepro.core.validate import check_int, check_positive
-from fedrepro.dpfedpaq.algorithms import STREAMS, History, learning_rate, private_batch_sizes
+from fedrepro.dpfedpaq.algorithms import (STREAMS, History, check_privacy_args, learning_rate,
+                                          private_batch_sizes)
 from fedrepro.dpfedpaq.local import subsample_batches
-from fedrepro.dpfedpaq.noise import CALIBRATIONS, SENSITIVITIES, noise_multipliers, sensitivity
+from fedrepro.dpfedpaq.noise import noise_multipliers, sensitivity
 from fedrepro.dpfedpaq.quantizer import bits, quantize
-from fedrepro.privacy.validate import check_delta
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
 __all__ = [
@@ -147,12 +147,7 @@ def _sample_sq_norms(sq_a: np.ndarray, h: np.ndarray, d1: np.ndarray, d2: np.nda
 def _check_rows(problem: SoftmaxProblem, rows: np.ndarray) -> np.ndarray:
     if not isinstance(problem, SoftmaxProblem):
         raise ValueError(f"problem must be a SoftmaxProblem (the data), got {type(problem).__name__}")
-    rows = np.asarray(rows)
-    if rows.dtype.kind not in "iu" or rows.ndim != 1:
-        raise ValueError("rows must be a 1-d integer index array")
-    if rows.size and (rows.min() < 0 or rows.max() >= problem.labels.size):
-        raise ValueError(f"rows must lie in [0, {problem.labels.size - 1}]")
-    return rows
+    return problem.check_rows(rows)
 
 
 def per_sample_grad_norms(problem: SoftmaxProblem, params: Params, rows: np.ndarray) -> np.ndarray:
@@ -288,17 +283,7 @@ def private_fedpaq_mlp(problem: SoftmaxProblem, *, rounds: int, local_steps: int
     decay_iters = check_positive("decay_iters (learning-rate decay scale)", decay_iters)
     if q_levels is not None:
         q_levels = check_int("q_levels (s)", q_levels, 1)
-    if sensitivity_mode not in SENSITIVITIES:
-        raise ValueError(f"sensitivity_mode must be one of {SENSITIVITIES}, got {sensitivity_mode!r}")
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
-    if clip is not None:
-        clip = check_positive("clip (C)", clip)
-    if epsilon is not None:
-        epsilon = check_positive("epsilon", epsilon)
-        if clip is None:
-            raise ValueError("clip (C) must be given when noise is added (epsilon not None)")
-    delta = check_delta(delta)
+    clip, epsilon, delta = check_privacy_args(sensitivity_mode, calibration, clip, epsilon, delta)
     sizes = problem.sizes
     b_all = private_batch_sizes(sizes, sample_ratio, local_steps)
     gamma = local_steps * b_all / sizes

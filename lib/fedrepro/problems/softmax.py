@@ -191,7 +191,8 @@ class SoftmaxProblem:
         return out + self.mu * np.asarray(x, dtype=np.float64)
 
     # ------------------------------------------------------------------ per-sample forms
-    def _check_rows(self, rows: np.ndarray) -> np.ndarray:
+    def check_rows(self, rows: np.ndarray) -> np.ndarray:
+        """``rows`` as a 1-d integer index array into the records; ValueError otherwise."""
         rows = np.asarray(rows)
         if rows.dtype.kind not in "iu" or rows.ndim != 1:
             raise ValueError("rows must be a 1-d integer index array")
@@ -202,7 +203,7 @@ class SoftmaxProblem:
     def residuals(self, x: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """R_j = p_j − e_{y_j} for the given rows (float32, (m, 10))."""
         x = _check_model(x)
-        rows = self._check_rows(rows)
+        rows = self.check_rows(rows)
         r = _softmax(self._logits(x, self.features[rows]))
         r[np.arange(rows.size), self.labels[rows]] -= 1.0
         return r

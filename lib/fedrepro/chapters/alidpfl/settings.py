@@ -28,6 +28,7 @@ checkpoints (:func:`fedrepro.alidpfl.training.train`), so an interrupted study r
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
@@ -35,7 +36,7 @@ import numpy as np
 from fedrepro.alidpfl.budget import Budgets
 from fedrepro.alidpfl.setting import FederatedSetting, build_clients
 from fedrepro.alidpfl.training import RunPlan, train
-from fedrepro.core.cache import ExperimentConfig, config_hash, load_or_run, result_path
+from fedrepro.core.cache import ExperimentConfig, code_hash, config_hash, load_or_run, result_path
 from fedrepro.privacy.budget import max_steps_bisection
 from fedrepro.report.book import check_profile
 
@@ -89,6 +90,14 @@ def _setting(cfg: ReadingConfig) -> FederatedSetting:
     return FederatedSetting(**READINGS[cfg.reading][1])
 
 
+def checkpoint_dir(cfg: ReadingConfig) -> Path:
+    """Where the run of ``cfg`` keeps its checkpoints: keyed by the config and by the code of
+    this module's import graph, so that a run resumes only from a checkpoint written by the
+    same code."""
+    return (result_path(cfg).parent / ".checkpoints"
+            / f"{cfg.result_name()}-{config_hash(cfg)[:16]}-{code_hash([__name__])[:16]}")
+
+
 def run_reading(cfg: ReadingConfig) -> dict[str, Any]:
     """Train the reading with τ = 1 up to its last evaluation point."""
     check_profile(cfg.profile)
@@ -102,8 +111,7 @@ def run_reading(cfg: ReadingConfig) -> dict[str, Any]:
                    curve_every=2 if cfg.profile == "quick" else 10,
                    curve_size=200 if cfg.profile == "quick" else 2000, seed=cfg.seed,
                    **READINGS[cfg.reading][2])
-    folder = result_path(cfg).parent / ".checkpoints" / f"{cfg.result_name()}-{config_hash(cfg)[:16]}"
-    out = train(plan, data, checkpoint_dir=folder)
+    out = train(plan, data, checkpoint_dir=checkpoint_dir(cfg))
     out["labels_per_client"] = (data.label_counts() > 0).sum(axis=1)
     out["client_sizes"] = data.sizes
     out["test_size"] = len(data.test_y)

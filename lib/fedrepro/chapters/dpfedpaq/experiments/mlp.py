@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.chapters.dpfedpaq.experiments.runs import _one_blas_thread
+from fedrepro.chapters.dpfedpaq.experiments.runs import Float32RunsConfig, _one_blas_thread
 from fedrepro.core import rng
-from fedrepro.core.cache import ExperimentConfig, run_units
+from fedrepro.core.cache import run_units
 from fedrepro.dpfedpaq.mlp import private_fedpaq_mlp
 from fedrepro.dpfedpaq.mnist import het_mnist_problem
 from fedrepro.report.book import check_profile
@@ -102,17 +102,12 @@ def registry(profile: str) -> dict[str, MLPRun]:
 
 
 @dataclasses.dataclass(frozen=True)
-class MLPConfig(ExperimentConfig):
+class MLPConfig(Float32RunsConfig):
     """The network runs of ``profile``, each on ``PROFILE_SETTINGS[profile]["seeds"]`` seeds."""
 
     part = "dpfedpaq"
     experiment = "experiments-mlp"
     seed_name = "fedrepro.chapters.dpfedpaq.experiments.mlp:MLPConfig"
-    verify_rtol = 1e-3
-    verify_atol = 1e-6
-    verify_note = ("float32 mini-batch products: the BLAS kernel moves the last bits, which the "
-                   "stochastic quantizer's thresholds can amplify over 100 rounds")
-    verify_units = 2
 
     profile: str = "paper"
 

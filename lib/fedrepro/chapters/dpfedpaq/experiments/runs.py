@@ -190,8 +190,18 @@ def _full_registry(profile: str) -> dict[str, tuple[RunSpec, tuple[int, ...], st
     return {k: (v[0], tuple(sorted(v[1])), v[2]) for k, v in reg.items()}
 
 
+class Float32RunsConfig(ExperimentConfig):
+    """What ``make verify`` allows the training runs of this part (float32 products)."""
+
+    verify_rtol = 1e-3
+    verify_atol = 1e-6
+    verify_note = ("float32 mini-batch products: the BLAS kernel moves the last bits, which the "
+                   "stochastic quantizer's thresholds can amplify over 100 rounds")
+    verify_units = 2
+
+
 @dataclasses.dataclass(frozen=True)
-class RunsConfig(ExperimentConfig):
+class RunsConfig(Float32RunsConfig):
     """The runs of one :data:`GROUPS` entry for ``profile``, each on
     ``PROFILE_SETTINGS[profile]["seeds"]`` seeds (common random numbers: seed j of every run,
     in every group, draws from the same streams)."""
@@ -199,11 +209,6 @@ class RunsConfig(ExperimentConfig):
     part = "dpfedpaq"
     experiment = "experiments-runs"
     seed_name = "fedrepro.chapters.dpfedpaq.experiments:RunsConfig"
-    verify_rtol = 1e-3
-    verify_atol = 1e-6
-    verify_note = ("float32 mini-batch products: the BLAS kernel moves the last bits, which the "
-                   "stochastic quantizer's thresholds can amplify over 100 rounds")
-    verify_units = 2
 
     profile: str = "paper"
     group: str = "fig4"
