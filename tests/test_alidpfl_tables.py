@@ -118,3 +118,26 @@ def test_improved_conversion_reads_the_tau1_curve_while_the_run_lasts():
     assert frame.loc[1.55, "R_c improved"] > 79
     assert frame.loc[1.55, "acc. tau = 1 (%), improved"] == pytest.approx(frame.loc[1.55, "R_c improved"] // 10)
     assert np.isnan(frame.loc[2.0, "acc. tau = 1 (%), improved"])  # beyond the run
+
+
+def test_readings_frame_puts_each_reading_beside_the_paper():
+    spec = _result(ali_bonus=0.0, best_tau_one=True)
+    code = _result(ali_bonus=0.0, best_tau_one=True)
+    for row in code["table"].values():
+        for m in row:
+            row[m] += 5.0  # the other reading five points higher everywhere
+    frame = tables.readings_frame({"spec": spec, "authors_code": code}, "III")
+    theirs = tables.paper_table("III")
+    key = tables.cell_keys(spec, "III")[0]
+    label = frame.index.get_level_values("cell")[0]
+    got = frame.loc[(label, "tau=1")]
+    assert got["paper (%)"] == theirs[key]["tau=1"]
+    assert got["authors_code (%)"] - got["spec (%)"] == pytest.approx(5.0)
+    assert got["spec − paper (points)"] == pytest.approx(got["spec (%)"] - theirs[key]["tau=1"])
+    assert len(frame) == sum(len(spec["table"][k]) for k in tables.cell_keys(spec, "III"))
+
+
+def test_stored_tables_never_computes(tmp_path, monkeypatch):
+    monkeypatch.setenv("FEDREPRO_RESULTS_DIR", str(tmp_path))  # an empty store
+    monkeypatch.setattr(experiments, "run_unit", lambda *a: pytest.fail("a run was started"))
+    assert tables.stored_tables("quick", 0, "authors_code") is None

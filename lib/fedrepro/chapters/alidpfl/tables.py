@@ -36,7 +36,8 @@ if TYPE_CHECKING:
 __all__ = ["TOLERANCE", "TABLES", "Table", "parse_column", "paper_table", "cell_keys", "ours_frame",
            "diff_frame", "best_fixed", "tau1_optimal", "ali_vs_fixed", "ali_vs_tau1", "argmax_spread",
            "tau_sequences_rise", "iterations_used", "figure_accuracy_vs_tau", "figure_tau_sequences",
-           "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "seeds_frame", "summary_counts"]
+           "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "seeds_frame", "summary_counts",
+           "stored_tables", "readings_frame"]
 
 Table = Mapping[str, Mapping[str, float]]
 
@@ -363,3 +364,36 @@ def figure_curves(result: Mapping[str, Any], runs: Sequence[str] = ("tau-1", "ta
     ax.legend(fontsize=6, ncol=2)
     fig.tight_layout()
     return fig
+
+
+def stored_tables(profile: str = "paper", seed: int = 0, reading: str = "spec") -> dict[str, Any] | None:
+    """The stored, fresh tables result of (``profile``, ``seed``, ``reading``), or ``None``
+    when it is not (yet) computed: never starts a computation (the paper-profile runs of the
+    other readings and seeds take hours and are resumed in the background)."""
+    from fedrepro.core.cache import load
+
+    stored = load(experiments.TablesConfig(profile=profile, seed=seed, reading=reading))
+    return None if stored is None else stored.result
+
+
+def readings_frame(results: Mapping[str, Mapping[str, Any]], table: str) -> pd.DataFrame:
+    """Every method in every cell of ``table`` under each reading of ``results``
+    (``{reading: tables result}``), beside the paper's value: accuracy (%), long format,
+    with each reading's difference from the paper in points."""
+    import pandas as pd
+
+    theirs = paper_table(table)
+    names = list(results)
+    first = results[names[0]]
+    rows = []
+    for key in cell_keys(first, table):
+        for m in _methods(*(results[r]["table"][key] for r in names)):
+            row: list[Any] = [_column_label(key), m, theirs.get(key, {}).get(m, np.nan)]
+            for r in names:
+                row.append(results[r]["table"][key].get(m, np.nan))
+            for r in names:
+                row.append(row[3 + names.index(r)] - row[2])
+            rows.append(row)
+    cols = (["cell", "method", "paper (%)"] + [f"{r} (%)" for r in names]
+            + [f"{r} − paper (points)" for r in names])
+    return pd.DataFrame(rows, columns=cols).set_index(["cell", "method"])
