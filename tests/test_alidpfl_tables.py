@@ -141,3 +141,57 @@ def test_stored_tables_never_computes(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDREPRO_RESULTS_DIR", str(tmp_path))  # an empty store
     monkeypatch.setattr(experiments, "run_unit", lambda *a: pytest.fail("a run was started"))
     assert tables.stored_tables("quick", 0, "authors_code") is None
+
+
+def test_summary_counts_count_cells_within_the_tolerance():
+    res = _result(ali_bonus=0.0, best_tau_one=True)
+    n = sum(len(res["table"][k]) for t in tables.TABLES for k in tables.cell_keys(res, t))
+    for row, theirs in ((res["table"][k], tables.paper_table(t)[k]) for t in tables.TABLES
+                        for k in tables.cell_keys(res, t)):
+        for m in row:
+            row[m] = theirs[m] + 1.5  # every cell 1.5 points above the paper
+    got = tables.summary_counts(res)
+    assert got["cells"] == n and got["within"] == n
+    assert got["mean"] == pytest.approx(1.5) and got["lowest"] == pytest.approx(1.5)
+    first = tables.cell_keys(res, "II")[0]
+    res["table"][first]["tau=1"] += 1.0  # one cell 2.5 points off: outside the tolerance
+    got = tables.summary_counts(res)
+    assert got["within"] == n - 1 and got["highest"] == pytest.approx(2.5)
+
+
+def test_rules_frame_replays_each_run_under_its_own_budgets(monkeypatch):
+    seen = {}
+
+    def fake_replay(run, rounds, iterations):
+        seen[run["name"]] = (rounds, iterations)
+        return {"loss": np.ones(3, dtype=int), "fixed": np.ones(3, dtype=int)}
+
+    monkeypatch.setattr(tables, "tau_rule_replay", fake_replay)
+    cells = [c for c in experiments.cells(experiments.TablesConfig()) if c["rounds"] < c["iterations"]]
+    runs = {f"ali-{c['table']}-eps{c['epsilon']}": {"name": f"ali-{c['table']}-eps{c['epsilon']}"} for c in cells}
+    frame = tables.rules_frame({"runs": runs})
+    assert len(frame) == len(cells) == len(seen)
+    for c in cells:  # Table II's second eps = 1.75 column (R_s = 2 R_c) must not replace the first
+        assert seen[f"ali-{c['table']}-eps{c['epsilon']}"] == (c["rounds"], c["iterations"])
+
+
+@pytest.mark.stored
+def test_replaying_the_runs_rule_gives_back_its_own_choices():
+    result = tables.stored_tables("paper", 0, "spec")
+    if result is None:
+        pytest.skip("the paper-profile tables are not in the store")
+    budgets = {f"ali-{c['table']}-eps{c['epsilon']}": c for c in experiments.cells(experiments.TablesConfig())
+               if c["rounds"] < c["iterations"]}
+    for name, run in result["runs"].items():
+        if name.startswith("ali-"):
+            c = budgets[name]
+            replay = tables.tau_rule_replay(run, c["rounds"], c["iterations"], rules=("loss",))["loss"]
+            assert list(replay[:-1]) == [int(t) for t in run["taus"][1:]], name
+
+
+def test_ali_margin_is_the_largest_distance_to_the_best_fixed_tau():
+    assert tables.ali_margin(_result(ali_bonus=0.0, best_tau_one=True)) == 0.0
+    assert tables.ali_margin(_result(ali_bonus=-3.0, best_tau_one=True)) == pytest.approx(3.0)
+    res = _result(ali_bonus=0.5, best_tau_one=True)
+    res["table"][tables.cell_keys(res, "IV")[-1]]["ALI-DPFL"] -= 2.0  # one cell 1.5 below the best
+    assert tables.ali_margin(res) == pytest.approx(1.5)
