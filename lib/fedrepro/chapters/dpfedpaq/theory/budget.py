@@ -60,7 +60,10 @@ def budget_schedules(cfg: BudgetConfig) -> list[dict[str, Any]]:
 
 
 def budget_units(cfg: BudgetConfig) -> list[str]:
-    return [f"s{r['s']}--E{r['E']}--seed{j}" for r in budget_schedules(cfg) for j in range(cfg.seeds)]
+    """One unit per (schedule, seed), the longest first (K·E·M local steps): the workers take
+    units in this order, so that no long unit is left to run alone at the end."""
+    rows = sorted(budget_schedules(cfg), key=lambda r: -r["K"] * r["E"] * r["M"])
+    return [f"s{r['s']}--E{r['E']}--seed{j}" for r in rows for j in range(cfg.seeds)]
 
 
 def _run_budget_unit(cfg: BudgetConfig, unit: str) -> dict[str, Any]:

@@ -75,7 +75,9 @@ def theorem_units(cfg: TheoremConfig) -> list[str]:
 
     units = [f"synthetic--E{E}--s{s or 0}--{'noise' if noisy else 'clean'}--{v}-{r}"
              for E in cfg.E_values for s in SYNTHETIC_S for noisy in (False, True) for v, r in READINGS]
-    return units + ["isotropic", "mnist", "heterogeneity"]
+    # the three long units first: the workers take units in this order, and a long unit
+    # started last would run alone while the other worker idles
+    return ["mnist", "heterogeneity", "isotropic"] + units
 
 
 def _theorem_synthetic(cfg: TheoremConfig, unit: str) -> dict[str, Any]:
