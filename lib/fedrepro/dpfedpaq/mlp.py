@@ -38,8 +38,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from fedrepro.core.validate import check_int, check_positive
-from fedrepro.dpfedpaq.algorithms import (STREAMS, History, check_privacy_args, learning_rate,
-                                          private_batch_sizes)
+from fedrepro.dpfedpaq.algorithms import STREAMS, History, check_privacy_args, learning_rate, private_batch_sizes
 from fedrepro.dpfedpaq.local import subsample_batches
 from fedrepro.dpfedpaq.noise import noise_multipliers, sensitivity
 from fedrepro.dpfedpaq.quantizer import bits, quantize
