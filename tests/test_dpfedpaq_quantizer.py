@@ -297,3 +297,39 @@ def test_decode_checks_and_values():
         qz.decode(np.ones(1), np.array([[3, 0]]), 2)
     with pytest.raises(ValueError, match=r"^s \(quantization levels\)"):
         qz.decode(np.ones(1), np.array([[0]]), None)
+
+
+def test_one_hot_rows_stay_at_plus_minus_s_in_float32():
+    # float32 rounding makes s·v/‖v‖ = s + 1/16 here (s = 1000003, v = 0.10495248): without the
+    # clamp to [-s, s] about one draw in sixteen would round up to ±(s + 1)
+    s = 1000003
+    x = np.float32(0.10495248)
+    rows = np.zeros((400, 2), dtype=np.float32)
+    rows[::2, 0] = x
+    rows[1::2, 0] = -x
+    _, h = qz.encode(rows, s, np.random.default_rng(0))
+    np.testing.assert_array_equal(h[:, 0], np.where(np.arange(400) % 2 == 0, s, -s))
+    np.testing.assert_array_equal(h[:, 1], 0)
+
+
+def test_small_norm_rows_in_the_variances():
+    # v = (0.3, -0.4): ‖v‖ = 0.5 < 1; s = 2: s·r = (1.2, 1.6), p = (0.2, 0.6)
+    v = np.array([[0.3, -0.4]])
+    np.testing.assert_allclose(qz.exact_variance(v, 2), [0.25 / 4 * 0.4], rtol=1e-13)
+    b = qz.variance_bound(v, 2)
+    np.testing.assert_allclose(b["tight"], [0.25 * min(2 / 16, 1.4 / 2)], rtol=1e-14)
+    b = qz.variance_bound(np.full((1, 100), 0.01), 2)  # ‖v‖₁/‖v‖₂ = 10 < d/(4s) = 12.5
+    np.testing.assert_allclose(b["tight"], [0.01 * 10 / 2], rtol=1e-13)
+
+
+def test_plain_mean_is_float64():
+    v = np.array([[1.0, 2.0], [np.float32(0.1), 3.0]], dtype=np.float32)
+    out = qz.quantized_mean(v, None, None)
+    assert out.dtype == np.float64
+    assert out[0] == (1.0 + float(np.float32(0.1))) / 2
+
+
+@pytest.mark.parametrize("fn", [qz.bits, qz.ceil_bits, qz.variance_parameter])
+def test_dimension_message(fn):
+    with pytest.raises(ValueError, match=r"^d \(dimension\) must"):
+        fn(0, 2)
