@@ -58,7 +58,7 @@ TARGETS: dict[str, list[str]] = {
     "fedplt/baselines/fivegcs": _BASELINES,
     # DP-FedPAQ and ALI-DPFL numerical modules (tests through their public functions only)
     "dpfedpaq/quantizer": ["test_dpfedpaq_quantizer.py", "test_dpfedpaq_round.py", "test_dpfedpaq_checks.py"],
-    "dpfedpaq/noise": ["test_dpfedpaq_round.py", "test_dpfedpaq_algorithms.py"],
+    "dpfedpaq/noise": ["test_dpfedpaq_round.py", "test_dpfedpaq_algorithms.py", "test_dpfedpaq_noise.py"],
     "dpfedpaq/local": ["test_dpfedpaq_round.py", "test_dpfedpaq_algorithms.py"],
     "alidpfl/budget": ["test_alidpfl_library.py", "test_alidpfl_training.py"],
     "alidpfl/tau_rule": ["test_alidpfl_library.py"],
