@@ -333,3 +333,14 @@ def test_plain_mean_is_float64():
 def test_dimension_message(fn):
     with pytest.raises(ValueError, match=r"^d \(dimension\) must"):
         fn(0, 2)
+
+
+def test_exact_variance_of_a_row_with_norm_below_one():
+    """v = (0.1, 0.2), ‖v‖ = √0.05, s = 3: the levels are s|v_i|/‖v‖ (not s|v_i|) also when
+    ‖v‖ < 1; the closed form (‖v‖²/s²)·Σ p_i(1 − p_i) written out by hand."""
+    norm = math.sqrt(0.05)
+    r = [3 * 0.1 / norm, 3 * 0.2 / norm]  # 1.342..., 2.683...
+    p = [x - math.floor(x) for x in r]
+    expected = 0.05 / 9 * sum(q * (1 - q) for q in p)
+    assert qz.exact_variance(np.array([0.1, 0.2]), 3)[0] == pytest.approx(expected, rel=1e-13)
+    assert expected != pytest.approx(0.05 / 9 * (0.3 * 0.7 + 0.6 * 0.4), rel=1e-3)  # levels s|v_i|
