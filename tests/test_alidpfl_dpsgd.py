@@ -217,3 +217,18 @@ def test_bad_inputs_name_the_argument(models):
         make_cnn((28, 28), seed=0)
     with pytest.raises(ValueError, match="seed"):
         make_cnn((1, 28, 28), seed=-1)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"conv_norm": "exact"}, r"^conv_norm must be one of \('materialise', 'gram'\), got 'exact'$"),
+    ({"sum_by": "loop"}, r"^sum_by must be one of \('bookkeeping', 'reweight'\), got 'loop'$"),
+])
+def test_fast_options_reject_unknown_methods(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        fastclip.FastOptions(**kwargs)
+
+
+def test_fast_method_names_the_model_it_needs():
+    x, y = torch.zeros(2, 1, 28, 28), torch.zeros(2, dtype=torch.long)
+    with pytest.raises(ValueError, match=r"^method 'fast' needs a fedrepro\.alidpfl\.models\.CNN, got Linear$"):
+        fastclip.per_sample_norms(torch.nn.Linear(784, 10), x, y)
