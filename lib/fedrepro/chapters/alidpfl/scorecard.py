@@ -270,13 +270,9 @@ def claims_frame(result: dict[str, Any], profile: str = "paper"):
 
 def table_outcomes() -> dict[str, Outcome]:
     """Outcomes of the items that need the training runs (paper profile, seed 0)."""
-    import warnings
+    from fedrepro.report.quiet import import_tqdm_quietly
 
-    with warnings.catch_warnings():
-        # pooch (imported with the dataset loaders) imports tqdm.auto, which warns on stderr in
-        # a Jupyter kernel without ipywidgets: import it quietly first (the report chapter)
-        warnings.simplefilter("ignore")
-        import tqdm.auto  # noqa: F401
+    import_tqdm_quietly()  # before the dataset loaders (the report chapter)
     from fedrepro.chapters.alidpfl import experiments
 
     return tables_outcomes(experiments.load_tables("paper", 0), "paper")

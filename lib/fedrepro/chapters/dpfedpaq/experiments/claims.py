@@ -23,11 +23,9 @@ from typing import Any
 
 import numpy as np
 
-with warnings.catch_warnings():
-    # pooch (imported with the MNIST loader) imports tqdm.auto, which warns on stderr in a
-    # Jupyter kernel without ipywidgets; import it quietly first (chapters and the scorecard)
-    warnings.simplefilter("ignore")
-    import tqdm.auto  # noqa: F401
+from fedrepro.report.quiet import import_tqdm_quietly
+
+import_tqdm_quietly()  # before the MNIST loader (chapters and the scorecard)
 
 from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec  # noqa: E402
 from fedrepro.report.book import sig3
