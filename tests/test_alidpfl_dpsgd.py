@@ -232,3 +232,74 @@ def test_fast_method_names_the_model_it_needs():
     x, y = torch.zeros(2, 1, 28, 28), torch.zeros(2, dtype=torch.long)
     with pytest.raises(ValueError, match=r"^method 'fast' needs a fedrepro\.alidpfl\.models\.CNN, got Linear$"):
         fastclip.per_sample_norms(torch.nn.Linear(784, 10), x, y)
+
+
+def _conv_grad_loop(a, d, weight_shape):
+    """Per-sample conv weight gradients δ_s U_sᵀ by autograd, one sample at a time: the gradient of
+    ⟨δ_s, conv2d(a_s, W)⟩ with respect to W (bias-free, stride 1)."""
+    out = []
+    for s in range(a.shape[0]):
+        w = torch.zeros(weight_shape, requires_grad=True)
+        (g,) = torch.autograd.grad((F.conv2d(a[s:s + 1], w) * d[s:s + 1]).sum(), [w])
+        out.append(g.reshape(weight_shape[0], -1))
+    return torch.stack(out)
+
+
+def test_conv_parts_materialise_the_gradients_only_when_asked():
+    # The materialised path returns the per-sample weight gradients (B, m, k) when asked, and
+    # None otherwise; the Gram path never forms them. Both give the same squared norms.
+    gen = torch.Generator().manual_seed(8)
+    a = torch.randn(3, 2, 7, 7, generator=gen)
+    d = torch.randn(3, 4, 3, 3, generator=gen)
+    ref = _conv_grad_loop(a, d, (4, 2, 5, 5))
+    ref_sq = ref.square().sum(dim=(1, 2)) + d.sum(dim=(2, 3)).square().sum(dim=1)
+    sq, g, bias = fastclip._conv_parts(a, d, 5, "materialise", True)
+    assert g is not None and g.shape == (3, 4, 50)
+    assert torch.allclose(g, ref, rtol=1e-5, atol=1e-6)
+    assert torch.allclose(bias, d.sum(dim=(2, 3)), rtol=1e-6, atol=1e-6)
+    assert torch.allclose(sq, ref_sq, rtol=1e-5, atol=0)
+    assert fastclip._conv_parts(a, d, 5, "materialise", False)[1] is None
+    sq_gram, g_gram, _ = fastclip._conv_parts(a, d, 5, "gram", True)
+    assert g_gram is None
+    assert torch.allclose(sq_gram, ref_sq, rtol=1e-5, atol=0)
+
+
+def _counting(monkeypatch, owner, name):
+    calls = []
+    original = getattr(owner, name)
+
+    def wrapper(*args, **kwargs):
+        calls.append(name)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(owner, name, wrapper)
+    return calls
+
+
+@pytest.mark.parametrize("options, backward_passes, conv_weight_grads", [
+    (fastclip.FastOptions(), 1, 0),                           # book-keeping from materialised gradients
+    (fastclip.FastOptions("gram", "bookkeeping"), 1, 2),      # one reweighted conv2d_weight per conv layer
+    (fastclip.FastOptions("materialise", "reweight"), 2, 0),  # a second backward pass of Σ c_s ℓ_s
+    (fastclip.FastOptions("gram", "reweight"), 2, 0),
+])
+def test_clipped_sum_takes_the_path_its_options_name(models, loop_reference, monkeypatch, options,
+                                                      backward_passes, conv_weight_grads):
+    # The options choose between computations of the same numbers (checked against the loop
+    # above); here the path itself: how many backward passes, how many weight-gradient convolutions.
+    shape = (1, 28, 28)
+    x, y, _, clip, ref = loop_reference[shape]
+    grads = _counting(monkeypatch, torch.autograd, "grad")
+    convs = _counting(monkeypatch, torch.nn.grad, "conv2d_weight")
+    out = fastclip.clipped_sum(models[shape], x, y, clip, options=options)
+    assert (len(grads), len(convs)) == (backward_passes, conv_weight_grads)
+    assert _rel(out, ref) < 1e-5
+
+
+def test_per_sample_norms_of_a_frozen_model(loop_reference):
+    # The first backward pass stops at the layer outputs and never needs parameter gradients, so
+    # a model whose parameters do not require gradients has the same norms (and clipped sum).
+    shape = (1, 28, 28)
+    x, y, loop_norms, clip, ref = loop_reference[shape]
+    frozen = make_cnn(shape, seed=3).requires_grad_(False)
+    assert torch.allclose(fastclip.per_sample_norms(frozen, x, y), loop_norms, rtol=1e-5, atol=0)
+    assert _rel(fastclip.clipped_sum(frozen, x, y, clip), ref) < 1e-5
