@@ -344,3 +344,33 @@ def test_exact_variance_of_a_row_with_norm_below_one():
     expected = 0.05 / 9 * sum(q * (1 - q) for q in p)
     assert qz.exact_variance(np.array([0.1, 0.2]), 3)[0] == pytest.approx(expected, rel=1e-13)
     assert expected != pytest.approx(0.05 / 9 * (0.3 * 0.7 + 0.6 * 0.4), rel=1e-3)  # levels s|v_i|
+
+
+def test_float32_row_norms_are_float32_dot_products():
+    # row_norms documents float32 rows as float32 BLAS dot products (the precision of the norm
+    # that is sent). x = 1 + 2^-20 is a float32 whose square 1 + 2^-19 + 2^-40 needs 41 bits: any
+    # float32 accumulation of four x² loses the 2^-40 terms, so its norm is not 2x, while float64
+    # accumulation is exact (x² has 41 bits, the sum is 4x²) and gives exactly 2x.
+    x = 1.0 + 2.0**-20
+    row = np.full((1, 4), x)
+    assert qz.row_norms(row)[0] == 2 * x
+    n32 = qz.row_norms(row.astype(np.float32))[0]
+    assert n32 != 2 * x
+    assert abs(n32 - 2 * x) <= 2 * x * 2.0**-23  # within float32 precision
+
+
+def test_float32_levels_use_float32_arithmetic():
+    # h = clip(floor(v·fl32(s/‖v‖) + U), −s, s) evaluated in float32, written out here. v has small
+    # integer entries, so ‖v‖² is an integer below 2^24 (exact in any float32 summation order) and
+    # the scale is the same on every machine; at s = 10^6 the float32 rounding of t + U moves a few
+    # entries to another integer than float64 arithmetic would (asserted, so the test can fail).
+    s = 10**6
+    v = np.random.default_rng(1).integers(-15, 16, size=(1, 40_000)).astype(np.float32)
+    norm = math.sqrt(int(np.sum(v.astype(np.int64) ** 2)))
+    u = np.random.default_rng(101).random(v.shape, dtype=np.float32)
+    expected = np.clip(np.floor(v * np.float32(s / norm) + u), -s, s)
+    in_float64 = np.clip(np.floor(v.astype(np.float64) * (s / norm) + u.astype(np.float64)), -s, s)
+    assert np.count_nonzero(expected != in_float64) >= 3
+    norms, h = qz.encode(v, s, np.random.default_rng(101))
+    assert norms[0] == np.float32(norm)
+    assert np.array_equal(h, expected.astype(np.int32))
