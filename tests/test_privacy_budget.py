@@ -292,3 +292,34 @@ def test_max_steps_exact_on_exact_ties(use_guess, monkeypatch):
         result = budget.max_steps_exact(target, q, sigma, delta, orders=orders)
         assert result == T and isinstance(result, int)
 
+
+
+def test_bisection_stops_when_the_interval_reaches_adjacent_floats():
+    # At ε = 2e15 (q = 0.5, σ = 1) the answer is about 5.6e15 steps, where adjacent floats are 1
+    # apart and one step moves ε by about 0.36 > tolerance 0.01: ε(high) − target ≤ tolerance is
+    # never reached, and the search must stop at the adjacent floats around ε(T) = target (by
+    # dp-accounting's RDP and the basic conversion by hand) instead of looping for ever. Here the
+    # midpoint of the last interval rounds to its lower end.
+    orders = budget.ALIDPFL_PAPER_ORDERS
+    per_step = _dpa_rdp(0.5, 1.0, orders)
+    target = 2e15
+    result = budget.max_steps_bisection(target, 0.5, 1.0, DELTA, steps_max=1e300)
+    assert isinstance(result, int)
+    # ε of the result is above the target by more than the tolerance (the loop did not end on it)
+    # and by at most a few ulps' worth; 4 steps (8 ulps) below, ε is under the target. The two RDP
+    # computations differ in their last bits, which at ε = 2e15 is about 0.25.
+    over = _basic_epsilon(float(result), per_step, orders, DELTA)[0] - target
+    assert 0.01 < over <= 1.0
+    assert _basic_epsilon(float(result - 4), per_step, orders, DELTA)[0] < target
+
+
+def test_bisection_that_ends_below_one_step_says_so():
+    # q = 0.01, σ = 1: one step spends ε(1) ≈ 1.3175 (independently, dp-accounting's RDP), within the
+    # tolerance 0.01 of the target 1.3098, so the up-front check lets the search run; it ends with
+    # high < 1 (ε(high) within the tolerance), i.e. 0 whole steps.
+    orders = budget.ALIDPFL_PAPER_ORDERS
+    target = 1.3098
+    eps_one = _basic_epsilon(1.0, _dpa_rdp(0.01, 1.0, orders), orders, DELTA)[0]
+    assert 0 < eps_one - target <= 0.01
+    with pytest.raises(ValueError, match=r"^target_epsilon=1\.3098 allows no step \(ε of one step exceeds it\)$"):
+        budget.max_steps_bisection(target, 0.01, 1.0, DELTA)
