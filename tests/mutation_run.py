@@ -59,7 +59,7 @@ TARGETS: dict[str, list[str]] = {
     # DP-FedPAQ and ALI-DPFL numerical modules (tests through their public functions only)
     "dpfedpaq/quantizer": ["test_dpfedpaq_quantizer.py", "test_dpfedpaq_round.py", "test_dpfedpaq_checks.py"],
     "dpfedpaq/noise": ["test_dpfedpaq_round.py", "test_dpfedpaq_algorithms.py", "test_dpfedpaq_noise.py"],
-    "dpfedpaq/local": ["test_dpfedpaq_round.py", "test_dpfedpaq_algorithms.py"],
+    "dpfedpaq/local": ["test_dpfedpaq_round.py", "test_dpfedpaq_algorithms.py", "test_dpfedpaq_local.py"],
     "alidpfl/budget": ["test_alidpfl_budget.py", "test_alidpfl_library.py", "test_alidpfl_training.py"],
     "alidpfl/tau_rule": ["test_alidpfl_tau_rule.py", "test_alidpfl_library.py", "test_alidpfl_tables.py"],
     "alidpfl/fastclip": ["test_alidpfl_dpsgd.py"],
