@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from fedrepro.dpfedpaq import local as loc
+from fedrepro.problems.softmax import SoftmaxProblem
 from tests._dpfedpaq_problems import small_problem as _shared_problem
 from tests.test_dpfedpaq_round import REL, reference_local, rel_err
 
@@ -262,3 +263,36 @@ def test_messages_in_full(problem, case):
     fn, match = _bad_cases(problem)[case]
     with pytest.raises(ValueError, match=match):
         fn()
+
+
+def test_padding_rows_stay_in_their_device():
+    # The last device holds one record: padding slots (weight 0) must still name a record of
+    # the device, or the schedule would point past the data (local_updates rejects that).
+    gen = RNG(0)
+    feats = np.ones((6, 785), dtype=np.float32)
+    feats[:, :-1] = gen.random((6, 784))
+    p = SoftmaxProblem(feats, gen.integers(0, 10, 6), np.array([0, 5, 6]), 1e-2)
+    devices = np.array([0, 1])
+    x = np.zeros((785, 10))
+    for sched in (loc.full_batches(p, devices, 2),
+                  loc.subsample_batches(p, devices, 1, np.array([3, 1]), RNG(1)),
+                  loc.epoch_batches(p, devices, 2, np.array([5, 1]), RNG(1), batch_size=2)):
+        assert np.all(sched.rows[:, 1, :] == 5)
+        _positions(p, devices, sched.rows)
+        assert np.all(np.isfinite(loc.local_updates(p, x, sched, 0.1, clip=1.0)))
+
+
+def test_local_updates_on_a_schedule_gathered_step_by_step(monkeypatch):
+    # 5 devices × 10 steps × 120 records: 18.8 MB of float32 features, more than the library
+    # gathers at once (16 MiB), so each step gathers its own batch: the same numbers, bit for
+    # bit, as gathering them all at once (limit raised), and the loop's up to float32 round-off
+    # (batches of 120 here: 1e-4 rather than REL, which is for batches of at most 6).
+    p = _shared_problem(5, 1200, 1e-2, 3, test_size=0)
+    sched = loc.subsample_batches(p, np.arange(5), 10, 120, RNG(2))
+    assert sched.rows.size * 785 * 4 > loc._GATHER_ALL_BYTES
+    x = RNG(6).standard_normal((785, 10)) * 0.1
+    step_by_step = loc.local_sgd(p, x, sched, 0.2, clip=1.0)
+    ref, _, _ = reference_local(p, x, sched, 0.2, 1.0, "sample")
+    assert rel_err(step_by_step, ref, x) < 1e-4
+    monkeypatch.setattr(loc, "_GATHER_ALL_BYTES", 2**40)
+    assert np.array_equal(loc.local_sgd(p, x, sched, 0.2, clip=1.0), step_by_step)
