@@ -1,0 +1,127 @@
+"""ALI-DPFL Tables II–IV (Fashion-MNIST, one seed) from an empty results store: wall time,
+CPU time and per-sample gradient throughput, against the 1.5-hour target on 2 cores.
+
+The 14 training runs of ``fedrepro.chapters.alidpfl.experiments.load_tables`` are computed
+in a child process whose results store is a new empty folder (``--store``, or a temporary
+one), with ``FEDREPRO_WORKERS`` workers (default 2). The script then reports:
+
+* ``wall_s`` and the CPU time of the child and its workers (``cpu_s``; ``cores`` = cpu / wall);
+* the work: per-sample gradients of the accounted DP-SGD steps (``sampled_records``, summed
+  over runs) and of ALI-DPFL's unaccounted estimates (``unaccounted_gradients``), and both
+  per second of wall time;
+* when the committed store holds the same result (same config and code), the largest
+  difference of the table's accuracies (``max_table_diff``; the runs are deterministic, so 0
+  on the same machine, within ``make verify``'s tolerance across machines).
+
+    .venv/bin/python benchmarks/alidpfl_tables.py                  # paper profile, seed 0, spec reading
+    .venv/bin/python benchmarks/alidpfl_tables.py --seed 1 --store data/results   # compute seed 1 into the store
+    .venv/bin/python benchmarks/alidpfl_tables.py --profile quick  # the test-sized profile (about a minute)
+
+A run into a store that already holds some units resumes them: the time is then not "from an
+empty store", and the script says so (``resumed_units``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TARGET_S = 5400.0  # 1.5 hours on 2 cores (issue target, DESIGN.md "Performance")
+
+_CHILD = """
+import json, sys
+from fedrepro.chapters.alidpfl.experiments import load_tables
+r = load_tables(sys.argv[1], int(sys.argv[2]), sys.argv[3])
+runs = r["runs"]
+print(json.dumps({"sampled_records": sum(int(v["sampled_records"]) for v in runs.values()),
+                  "unaccounted_gradients": sum(int(v["unaccounted_gradients"]) for v in runs.values()),
+                  "runs": len(runs)}))
+"""
+
+
+def _table_diff(store: Path, profile: str, seed: int, reading: str) -> float | None:
+    """Largest |ours − committed| over the table's accuracies (points), or None when the
+    committed store holds no result of the same config and code."""
+    from fedrepro.chapters.alidpfl.experiments import TablesConfig
+    from fedrepro.core import cache
+
+    cfg = TablesConfig(profile=profile, seed=seed, reading=reading)
+    mine_path = cache.result_path(cfg, store)
+    theirs_path = cache.result_path(cfg, REPO / "data" / "results")
+    if mine_path == theirs_path or not (mine_path.exists() and theirs_path.exists()):
+        return None
+    mine, theirs = cache.read_stored(mine_path)[0], cache.read_stored(theirs_path)[0]
+    if mine is None or theirs is None or mine.code_hash != theirs.code_hash:
+        return None
+    diffs = [abs(float(value) - float(theirs.result["table"][cell][method]))
+             for cell, row in mine.result["table"].items() for method, value in row.items()
+             if value is not None and theirs.result["table"][cell].get(method) is not None]
+    return max(diffs) if diffs else None
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--profile", default="paper", choices=("paper", "quick"))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--reading", default="spec")
+    parser.add_argument("--store", type=Path, help="results store to compute into (default: a new temporary folder)")
+    parser.add_argument("--workers", type=int, default=2)
+    args = parser.parse_args()
+    if args.workers < 1:
+        parser.error("--workers must be >= 1")
+
+    with tempfile.TemporaryDirectory(prefix="alidpfl-tables-") as tmp:
+        store = (args.store or Path(tmp) / "store").resolve()
+        store.mkdir(parents=True, exist_ok=True)
+        before = sorted(p.name for p in store.rglob("*") if p.is_file())
+        env = {**os.environ, "FEDREPRO_RESULTS_DIR": str(store), "FEDREPRO_WORKERS": str(args.workers)}
+        for var in ("FEDREPRO_FORCE", "FEDREPRO_FORCE_SINCE", "FEDREPRO_DASK_SCHEDULER",
+                    "FEDREPRO_READ_ONLY_STORE", "FEDREPRO_NO_PAPER_COMPUTE"):
+            env.pop(var, None)
+        usage0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", _CHILD, args.profile, str(args.seed), args.reading],
+                             cwd=REPO, env=env, check=True, capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        usage1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        work = json.loads(out.stdout.strip().splitlines()[-1])
+        cpu = (usage1.ru_utime - usage0.ru_utime) + (usage1.ru_stime - usage0.ru_stime)
+        grads = work["sampled_records"] + work["unaccounted_gradients"]
+        report = {
+            "profile": args.profile, "seed": args.seed, "reading": args.reading, "workers": args.workers,
+            "wall_s": round(wall, 1), "cpu_s": round(cpu, 1), "cores": round(cpu / wall, 2),
+            "runs": work["runs"], "dpsgd_per_sample_gradients": work["sampled_records"],
+            "unaccounted_gradients": work["unaccounted_gradients"],
+            "gradients_per_wall_s": round(grads / wall), "gradients_per_cpu_s": round(grads / cpu) if cpu else None,
+            "resumed_units": [name for name in before if name.endswith(".json") or name.endswith(".pt")],
+            "max_table_diff": _table_diff(store, args.profile, args.seed, args.reading),
+            "machine": {"nproc": os.cpu_count(), "cpu": _cpu_model(),
+                        "python": platform.python_version()},
+        }
+        if args.profile == "paper":
+            report["within_target"] = wall <= TARGET_S and not report["resumed_units"]
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
