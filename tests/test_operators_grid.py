@@ -1,0 +1,171 @@
+"""Lemma 7 as a search (``stabilising_parameters``, ``StabilityGrid``, ``minimal_Ne``) against a
+brute-force loop over ``matrix_S`` with ``spectral_radius`` / ``spectral_norm``, and the AGD
+bounds of Lemma 8 (``agd_contraction_sqrt``, ``agd_output_contraction``) against hand values and
+their relation to ``agd_contraction``; every message in full."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fedrepro.core import operators as ops
+
+LAM, LAM_BAR = 1.0, 4.0
+
+
+# ---- Lemma 8 bounds -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("Ne, kappa", [(0, 4.0), (1, 4.0), (2, 4.0), (7, 9.0), (3, 1.0), (40, 250.0)])
+def test_agd_sqrt_bound_is_the_square_root_of_lemma8(Ne, kappa):
+    # (sqrt(1+k) q^(Ne/2))² = (1+k) q^Ne, q = 1 − 1/sqrt(k): the square of the potential bound is
+    # Lemma 8's factor (independently computed by agd_contraction), to round-off
+    assert ops.agd_contraction_sqrt(Ne, kappa) ** 2 == pytest.approx(ops.agd_contraction(Ne, kappa), rel=1e-13)
+
+
+def test_agd_bounds_hand_values():
+    # kappa = 4: q = 1/2, beta = (2 − 1)/(2 + 1) = 1/3
+    assert ops.agd_contraction_sqrt(2, 4.0) == pytest.approx(math.sqrt(5) / 2, rel=1e-15)
+    assert ops.agd_contraction_sqrt(0, 4.0) == pytest.approx(math.sqrt(5), rel=1e-15)
+    assert ops.agd_contraction_sqrt(2.0, 4.0) == ops.agd_contraction_sqrt(2, 4.0)  # integral float accepted
+    assert ops.agd_output_contraction(0, 4.0) == 1.0
+    # Ne = 1: sqrt(5) q^0 ((1 + 1/3) sqrt(1/2) + 1/3)
+    assert ops.agd_output_contraction(1, 4.0) == pytest.approx(math.sqrt(5) * (4 / 3 * math.sqrt(0.5) + 1 / 3), rel=1e-15)
+    # Ne = 3: sqrt(5) (1/2)^1 ((4/3) sqrt(1/2) + 1/3)
+    assert ops.agd_output_contraction(3, 4.0) == pytest.approx(math.sqrt(5) / 2 * (4 / 3 * math.sqrt(0.5) + 1 / 3), rel=1e-15)
+    assert ops.agd_output_contraction(3.0, 4.0) == ops.agd_output_contraction(3, 4.0)
+    # kappa = 1 (q = 0): the output is exact after one step
+    assert ops.agd_output_contraction(2, 1.0) == 0.0 and ops.agd_contraction_sqrt(2, 1.0) == 0.0
+
+
+@pytest.mark.parametrize("fn", [ops.agd_contraction_sqrt, ops.agd_output_contraction, ops.agd_contraction])
+def test_agd_bounds_messages(fn):
+    with pytest.raises(ValueError, match=r"^Ne must be an integer >= 0, got -1$"):
+        fn(-1, 4.0)
+    with pytest.raises(ValueError, match=r"^kappa must be >= 1, got 0\.5$"):
+        fn(2, 0.5)
+
+
+# ---- Lemma 7 grid against the brute-force loop --------------------------------------------
+
+
+def _loop_grid(rhos, Nes, thetas, corrected):
+    """radius and norm of S for every (rho, Ne, theta), one matrix at a time."""
+    radius = np.empty((len(rhos), len(Nes), len(thetas)))
+    norm = np.empty_like(radius)
+    gamma = np.empty((len(rhos), len(thetas)))
+    for r, rho in enumerate(rhos):
+        for t, theta in enumerate(thetas):
+            gamma[r, t] = theta * 2 / (LAM_BAR + 1 / rho)
+            chi = ops.local_gd_contraction(gamma[r, t], rho, LAM, LAM_BAR)
+            for e, Ne in enumerate(Nes):
+                S = ops.matrix_S(rho, Ne, LAM, LAM_BAR, chi, corrected=corrected)
+                radius[r, e, t] = ops.spectral_radius(S)
+                norm[r, e, t] = ops.spectral_norm(S)
+    return gamma, radius, norm
+
+
+@pytest.mark.parametrize("corrected", [True, False])
+def test_stabilising_parameters_equal_the_loop(corrected):
+    rhos, Nes, thetas = [0.05, 0.3, 1.0, 4.0], [1, 2, 5, 20], [0.25, 1.0, 1.75]
+    grid = ops.stabilising_parameters(LAM, LAM_BAR, rhos, Nes, thetas, corrected=corrected)
+    gamma, radius, norm = _loop_grid(rhos, Nes, thetas, corrected)
+    assert grid.corrected is corrected
+    assert np.allclose(grid.gamma, gamma, rtol=1e-14, atol=0)
+    assert np.allclose(grid.radius, radius, rtol=1e-12, atol=1e-15)
+    assert np.allclose(grid.norm, norm, rtol=1e-12, atol=1e-15)
+    assert 0 < grid.stable.sum() < grid.stable.size and 0 < grid.contractive.sum() < grid.contractive.size
+    for which, values in (("stable", radius), ("contractive", norm)):
+        want = [(rhos[r], Nes[e], gamma[r, t]) for r in range(len(rhos)) for e in range(len(Nes))
+                for t in range(len(thetas)) if values[r, e, t] < 1]
+        got = grid.points(which)
+        assert [(a, b) for a, b, _ in got] == [(a, b) for a, b, _ in want]
+        assert np.allclose([g for *_, g in got], [g for *_, g in want], rtol=1e-14, atol=0)
+        assert all(type(a) is float and type(b) is int and type(g) is float for a, b, g in got)
+    assert grid.points() == grid.points("stable")
+
+
+def test_stabilising_parameters_defaults():
+    grid = ops.stabilising_parameters(LAM, LAM_BAR, 1.0, 3)
+    assert grid.theta.tolist() == [0.25, 0.5, 0.75, 1.0, 1.25, 1.5] and grid.corrected is True
+    _, radius, _ = _loop_grid([1.0], [3], grid.theta.tolist(), True)
+    assert np.allclose(grid.radius, radius, rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("corrected", [True, False])
+@pytest.mark.parametrize("criterion, measure", [("radius", ops.spectral_radius), ("norm", ops.spectral_norm)])
+@pytest.mark.parametrize("rho, theta", [(1.0, 0.25), (0.3, 0.6), (4.0, 0.6), (0.05, 0.25), (1.0, 1.0)])
+def test_minimal_Ne_equals_the_first_Ne_of_the_loop(corrected, criterion, measure, rho, theta):
+    gamma = theta * 2 / (LAM_BAR + 1 / rho)
+    chi = ops.local_gd_contraction(gamma, rho, LAM, LAM_BAR)
+    want = next((Ne for Ne in range(1, 501)
+                 if measure(ops.matrix_S(rho, Ne, LAM, LAM_BAR, chi, corrected=corrected)) < 1), None)
+    got = ops.minimal_Ne(rho, gamma, LAM, LAM_BAR, corrected=corrected, criterion=criterion, Ne_max=500)
+    assert got == want
+    if want is not None and want > 1:  # a shorter search finds none
+        assert ops.minimal_Ne(rho, gamma, LAM, LAM_BAR, corrected=corrected, criterion=criterion,
+                              Ne_max=want - 1) is None
+
+
+def test_minimal_Ne_cases():
+    # a small step (theta = 1/4) needs several local steps, with either criterion
+    for criterion in ("radius", "norm"):
+        assert ops.minimal_Ne(1.0, 0.25 * 2 / (LAM_BAR + 1), LAM, LAM_BAR, criterion=criterion) > 1
+    # chi >= 1 (step at the end of the range): no Ne helps
+    rho = 1.0
+    assert ops.minimal_Ne(rho, 2 / (LAM_BAR + 1 / rho), LAM, LAM_BAR) is None
+    # defaults: corrected coupling, radius criterion, Ne_max = 100_000
+    gamma = ops.default_local_step(rho, LAM, LAM_BAR)
+    assert ops.minimal_Ne(rho, gamma, LAM, LAM_BAR) == ops.minimal_Ne(rho, gamma, LAM, LAM_BAR, corrected=True,
+                                                                      criterion="radius", Ne_max=100_000)
+    assert ops.minimal_Ne(rho, gamma, LAM, LAM_BAR, Ne_max=2.0) == ops.minimal_Ne(rho, gamma, LAM, LAM_BAR, Ne_max=2)
+
+
+def test_minimal_Ne_needs_more_than_the_default_search_at_a_slow_solver():
+    # chi just below 1: a = chi^Ne decays slowly, so the first stable Ne is large; it is found
+    # when Ne_max allows it and the default search (100_000) covers it
+    rho, lam, lam_bar = 1.0, 1e-3, 1.0
+    gamma = 1e-3
+    chi = ops.local_gd_contraction(gamma, rho, lam, lam_bar)
+    zeta = ops.prs_contraction(rho, lam, lam_bar)
+    c = ops.coupling_constant(rho, lam, True)
+    # closed form of Lemma 7 (1 − zeta)(1 − a) > 4ca, i.e. a < (1 − zeta)/(1 − zeta + 4c)
+    bound = (1 - zeta) / (1 - zeta + 4 * c)
+    want = math.floor(math.log(bound) / math.log(chi)) + 1
+    assert 1 < want < 100_000
+    assert ops.minimal_Ne(rho, gamma, lam, lam_bar) == want
+    assert ops.minimal_Ne(rho, gamma, lam, lam_bar, Ne_max=want - 1) is None
+
+
+def test_one_step_threshold():
+    # At Ne = 1, S is stable iff chi < (1 − zeta)/(1 − zeta + 4c) (Lemma 7 at a = chi)
+    out = ops.gd_one_step_threshold(1.0, LAM, LAM_BAR, corrected=True)
+    zeta = max(abs(1 - LAM_BAR) / (1 + LAM_BAR), abs(1 - LAM) / (1 + LAM))  # rho = 1
+    c = 1 / (1 + LAM)
+    assert out["zeta"] == pytest.approx(zeta, rel=1e-15) and out["c"] == pytest.approx(c, rel=1e-15)
+    assert out["threshold"] == pytest.approx((1 - zeta) / (1 - zeta + 4 * c), rel=1e-15)
+    kd = (LAM_BAR + 1) / (LAM + 1)
+    assert out["chi_min"] == pytest.approx((kd - 1) / (kd + 1), rel=1e-14)
+    assert ops.gd_one_step_threshold(1.0, LAM, LAM_BAR)["c"] == pytest.approx(1 / (LAM + 1), rel=1e-15)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, [], 1), r"^rhos must be a non-empty array of values > 0$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, [1.0, 0.0], 1), r"^rhos must be a non-empty array of values > 0$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, [np.inf], 1), r"^rhos must be a non-empty array of values > 0$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, 1.0, []), r"^Nes must be a non-empty array of integers >= 1$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, 1.0, [1.5]), r"^Nes must be a non-empty array of integers >= 1$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, 1.0, [0, 2]), r"^Nes must be a non-empty array of integers >= 1$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, 1.0, 1, []), r"^thetas must be a non-empty array of values in \(0, 2\)$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, 1.0, 1, [0.0]), r"^thetas must be a non-empty array of values in \(0, 2\)$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, 1.0, 1, [2.0]), r"^thetas must be a non-empty array of values in \(0, 2\)$"),
+    (lambda: ops.stabilising_parameters(LAM, 0.5, 1.0, 1), r"^lam_bar must be >= lam = 1 \(0 < lam <= lam_bar\), got 0\.5$"),
+    (lambda: ops.stabilising_parameters(LAM, LAM_BAR, 1.0, 1).points("x"), r"^which must be 'stable' or 'contractive', got 'x'$"),
+    (lambda: ops.minimal_Ne(1.0, 0.1, LAM, LAM_BAR, criterion="x"), r"^criterion must be 'radius' or 'norm', got 'x'$"),
+    (lambda: ops.minimal_Ne(1.0, 0.1, LAM, LAM_BAR, Ne_max=0), r"^Ne_max must be an integer >= 1, got 0$"),
+])
+def test_grid_messages(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
