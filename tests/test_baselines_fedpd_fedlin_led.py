@@ -452,3 +452,35 @@ def test_fedpd_messages(convex):
     algo = FedPD(P, Ne=NE)
     with pytest.raises(ValueError, match=r"^FedPD has no partial participation \(v2 Table I\); active must be None$"):
         algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, P.N), dtype=bool), RunStreams(0, 1))
+
+
+def test_led_tuning_grid_values(convex, nonconvex):
+    # spec §5: alpha in {0.1, 0.3, 0.5, 0.8, 1}/lam_bar and beta = b/N_e, b in {0.1, 0.2, 0.5, 1};
+    # the module widens both (alpha 1.5, 1.9; b 1.5: our choice, pinned as a regression guard);
+    # AGD: alpha = 1/lam_bar fixed (only beta/alpha enters) and a finer beta
+    for P in (convex, nonconvex):
+        for Ne in (NE, 4):
+            gd = LED.tuning_grid(P, Ne)
+            assert gd["alpha"] == pytest.approx([a / P.lam_bar for a in (0.1, 0.3, 0.5, 0.8, 1.0, 1.5, 1.9)],
+                                                rel=1e-15)
+            assert gd["beta"] == pytest.approx([b / Ne for b in (0.1, 0.2, 0.5, 1.0, 1.5)], rel=1e-15)
+            assert LED.tuning_grid(P, Ne, "gd") == gd
+            agd = LED.tuning_grid(P, Ne, "agd")
+            assert agd["alpha"] == pytest.approx([1.0 / P.lam_bar], rel=1e-15)
+            assert agd["beta"] == pytest.approx([b / Ne for b in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)], rel=1e-15)
+
+
+def test_led_messages(convex):
+    P = convex
+    msg = f"alpha must lie in (0, 2/lam_bar) = (0, {2.0 / P.lam_bar:.6g}), got "
+    for alpha in (0.0, 2.0 / P.lam_bar):
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+            LED(P, Ne=NE, alpha=alpha)
+    for Ne in (NE, 4):
+        msg = f"beta must lie in (0, 2/Ne) = (0, {2.0 / Ne:.6g}), got "
+        for beta in (0.0, 2.0 / Ne):
+            with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+                LED(P, Ne=Ne, beta=beta)
+    algo = LED(P, Ne=NE)
+    with pytest.raises(ValueError, match=r"^LED has no partial participation \(v2 Table I\); active must be None$"):
+        algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, P.N), dtype=bool), RunStreams(0, 1))
