@@ -4,6 +4,8 @@ determinism."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from fedrepro.fedplt.baselines.tamuna import SOURCES as TAMUNA_SOURCES
 from fedrepro.fedplt.baselines.tamuna import TAMUNA
 from fedrepro.fedplt.batched import RunStreams, cohort_masks, run_batched
 from fedrepro.fedplt.tuning import grid_points
-from fedrepro.problems.logistic import logistic_v2
+from fedrepro.problems.logistic import LogisticProblem, logistic_v2
 
 NE = 5
 SOLVERS = ("gd", "agd")
@@ -362,3 +364,100 @@ def test_determinism_and_stream_independence(convex, make):
     np.testing.assert_array_equal(alone.grad_evals[0], a.grad_evals[2])
     np.testing.assert_allclose(alone.grad_sq[0], a.grad_sq[2], rtol=1e-10, atol=1e-18)
     assert not np.allclose(a.grad_sq[0], a.grad_sq[1])  # different runs differ
+
+
+# ---------------------------------------------------------------------------------------
+# (7) edges found by mutation testing (tests/MUTATION.md)
+# ---------------------------------------------------------------------------------------
+THETAS_TAMUNA = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.35, 1.5, 1.65, 1.8, 1.95)
+
+
+def test_tamuna_tuning_grid_values(convex):
+    # spec §4 [CHOICE]: gamma on a grid in [0.1, 2)/lam_bar (these 17 values: ours, pinned as a
+    # regression guard); AGD keeps theta >= 0.5 (13 values, 0.5 included)
+    P = convex
+    gd = TAMUNA.tuning_grid(P, NE)
+    assert list(gd) == ["gamma"] and TAMUNA.tuning_grid(P, NE, "gd") == gd
+    assert gd["gamma"] == pytest.approx([t / P.lam_bar for t in THETAS_TAMUNA], rel=1e-15)
+    agd = TAMUNA.tuning_grid(P, NE, "agd")["gamma"]
+    assert len(agd) == 13
+    assert agd == pytest.approx([t / P.lam_bar for t in THETAS_TAMUNA[4:]], rel=1e-15)
+
+
+def test_tamuna_messages(convex, nonconvex):
+    P = convex
+    with pytest.raises(ValueError, match=r"^TAMUNA has no nonconvex runs in the paper \(v2 Table II '-'\); "
+                                         r"problem must be convex \(lam >= 0\)$"):
+        TAMUNA.tuning_grid(nonconvex, NE)
+    msg = f"gamma must lie in (0, 2/lam_bar) = (0, {2.0 / P.lam_bar:.6g}), got "
+    for gamma in (0.0, 2.0 / P.lam_bar):
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+            TAMUNA(P, Ne=NE, gamma=gamma)
+    for Ne in (NE, 4):
+        p = 1.0 / Ne
+        msg = f"eta must lie in [p/2, p] = [{p / 2:.6g}, {p:.6g}] (p = 1/Ne), got "
+        for eta in (0.99 * p / 2, 1.01 * p):
+            with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+                TAMUNA(P, Ne=Ne, eta=eta)
+        for eta in (p / 2, p):  # both ends of [p/2, p] are allowed
+            TAMUNA(P, Ne=Ne, eta=eta)
+    with pytest.raises(ValueError, match=rf"^solver='agd' needs a strongly convex problem \(lam > 0\), "
+                                         rf"got lam={re.escape(str(nonconvex.lam))}$"):
+        TAMUNA(nonconvex, Ne=NE, solver="agd")
+    # plain logistic regression (no regulariser): convex, lam = 0, not strongly convex
+    flat = LogisticProblem(P.features[:4], P.labels[:4], reg="nonconvex", reg_weight=0.0)
+    assert flat.convex and flat.lam == 0.0
+    with pytest.raises(ValueError, match=r"^solver='agd' needs a strongly convex problem \(lam > 0\), got lam="):
+        TAMUNA(flat, Ne=NE, solver="agd")
+    TAMUNA(flat, Ne=NE)  # GD needs no strong convexity
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_tamuna_cohorts_of_one_agent_and_of_none(convex, solver):
+    """A cohort of one agent: xbar_{r+1} is that agent's local model; an empty cohort: the
+    round changes nothing and costs no gradient (spec §4 steps 4-5, the per-agent loop)."""
+    P, R = convex, 3
+    gamma, eta = np.array([0.5, 1.0, 1.5]) / P.lam_bar, np.full(3, 0.2)
+    algo = TAMUNA(P, Ne=NE, solver=solver, gamma=gamma, eta=eta)
+    rng = np.random.default_rng(4)
+    xbar, h = rng.standard_normal((R, P.n)), rng.standard_normal((R, P.N, P.n))
+    h -= h.mean(axis=1, keepdims=True)  # sum_i h_i = 0, as the algorithm keeps it
+    mask = np.zeros((R, P.N), dtype=bool)
+    mask[0, 7] = True  # run 0: agent 7 alone
+    mask[2, ::2] = True  # run 1: nobody; run 2: half the agents
+    new, evals = algo.step({"xbar": xbar.copy(), "h": h.copy()}, mask, RunStreams(3, R))
+    L = RunStreams(3, R).geometric(algo.p)
+    ref_xbar, ref_h, ref_evals = tamuna_loop(P, xbar, h, L, mask, gamma, eta, solver)
+    np.testing.assert_array_equal(evals, ref_evals)
+    assert evals[1] == 0 and evals[0] == L[0]
+    np.testing.assert_array_equal(new["xbar"][1], xbar[1])
+    np.testing.assert_array_equal(new["h"][1], h[1])
+    # 1e-12: the same arithmetic in another order (round-off only, as LOOP_TOL)
+    assert np.max(np.abs(new["xbar"] - ref_xbar)) < LOOP_TOL
+    assert np.max(np.abs(new["h"] - ref_h)) < LOOP_TOL
+    assert np.max(np.abs(new["xbar"][0] - xbar[0])) > 1e-3  # agent 7's model moved xbar
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_tamuna_gradients_only_for_the_runs_still_stepping(convex, solver):
+    """The local solvers evaluate grad f_i only for the runs whose L_r steps are not done:
+    at local step ell, the runs with L_r > ell (work sum_r L_r, not R max_r L_r)."""
+    P, R = convex, 4
+    algo = TAMUNA(P, Ne=NE, solver=solver, gamma=np.array([0.5, 1.0, 1.5, 1.9]) / P.lam_bar)
+    state = {"xbar": np.tile(np.linspace(-1.0, 1.0, P.n), (R, 1)), "h": np.zeros((R, P.N, P.n))}
+    L = RunStreams(7, R).geometric(algo.p)  # the draws the step makes from the same streams
+    assert len(set(L.tolist())) > 1  # the runs stop at different local steps
+    reference, _ = algo.step({k: v.copy() for k, v in state.items()}, None, RunStreams(7, R))
+    runs_seen = []
+    full_grad = algo.grad
+
+    def counting_grad(X):
+        runs_seen.append(X.shape[0])
+        return full_grad(X)
+
+    algo.grad = counting_grad
+    new, evals = algo.step({k: v.copy() for k, v in state.items()}, None, RunStreams(7, R))
+    assert runs_seen == [int(np.sum(L > ell)) for ell in range(int(L.max()))]
+    np.testing.assert_array_equal(evals, L * P.N)
+    for key in state:
+        np.testing.assert_array_equal(new[key], reference[key])
