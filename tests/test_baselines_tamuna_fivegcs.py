@@ -461,3 +461,102 @@ def test_tamuna_gradients_only_for_the_runs_still_stepping(convex, solver):
     np.testing.assert_array_equal(evals, L * P.N)
     for key in state:
         np.testing.assert_array_equal(new[key], reference[key])
+
+
+def test_fivegcs_tuning_grid_values(convex, nonconvex):
+    # spec §6: tau on a log grid over [1e-3, 1e2] (convex), tau = -lam x factors > 1 for the
+    # nonconvex problem (mu0 = 0, psi_i strongly convex iff tau > -lam), theta widened from
+    # spec §6's {0.25, 0.5, 1, 2} in steps of 4 (these values: ours, pinned as a regression guard)
+    thetas = [0.0625, 0.25, 1.0, 4.0]
+    convex_taus = [1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0]
+    for solver in SOLVERS:
+        assert FiveGCS.tuning_grid(convex, NE, solver) == {"tau": convex_taus, "theta": thetas}
+    grid = FiveGCS.tuning_grid(nonconvex, NE)
+    assert grid["theta"] == thetas
+    assert grid["tau"] == pytest.approx([0.25 * f for f in (1.2, 1.6, 2.0, 3.0, 4.0, 12.0, 40.0, 400.0)], rel=1e-15)
+    assert min(grid["tau"]) > -nonconvex.lam
+
+
+def test_fivegcs_defaults(convex, nonconvex):
+    # the module's documented defaults: tau = 1, mu0 = max(lam, 0), theta = 0.5 (gamma = theta/(tau N))
+    P = convex
+    algo = FiveGCS(P, Ne=NE)
+    assert float(algo.params["tau"]) == 1.0 and float(algo.params["mu0"]) == P.lam
+    assert float(algo.gamma()) == pytest.approx(0.5 / P.N, rel=1e-15)
+    assert float(FiveGCS(P, Ne=NE, tau=4.0).gamma()) == pytest.approx(0.5 / (4.0 * P.N), rel=1e-15)
+    assert float(FiveGCS(P, Ne=NE, tau=4.0, theta=2.0).gamma()) == pytest.approx(2.0 / (4.0 * P.N), rel=1e-15)
+    assert float(FiveGCS(P, Ne=NE, tau=4.0, gamma=0.3).gamma()) == 0.3
+    assert float(FiveGCS(nonconvex, Ne=NE).params["mu0"]) == 0.0
+    # the default step runs: x_1 = xhat_0 - gamma Delta with gamma = 0.5/(tau N), the per-agent loop
+    state = algo.init_state(1, RunStreams(0, 1))
+    new, _ = algo.step(state, None, RunStreams(0, 1))
+    x, v, u = fivegcs_loop(P, state["x"], state["v"], state["u"], None, np.array([1.0]), np.array([0.5 / P.N]),
+                           P.lam, "gd", "gradient")
+    assert np.max(np.abs(new["x"] - x)) < LOOP_TOL and np.max(np.abs(x)) > 1e-3
+
+
+def test_fivegcs_messages(convex, nonconvex):
+    P = convex
+    with pytest.raises(ValueError, match=r"^problem must be a FederatedProblem, got str$"):
+        FiveGCS("logistic", Ne=NE)
+    with pytest.raises(ValueError, match=r"^dual must be one of \('gradient', 'prox'\), got 'exact'$"):
+        FiveGCS(P, Ne=NE, dual="exact")
+    with pytest.raises(ValueError, match=r"^give either gamma or theta \(gamma = theta/\(tau N\)\), not both$"):
+        FiveGCS(P, Ne=NE, gamma=0.1, theta=1.0)
+    for tau in (0.0, -1.0):
+        with pytest.raises(ValueError, match=r"^tau must be > 0, got "):
+            FiveGCS(P, Ne=NE, tau=tau)
+    msg = f"mu0 must lie in [0, max(lam, 0)] = [0, {P.lam:.6g}], got "
+    for mu0 in (-0.1, 1.01 * P.lam):
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+            FiveGCS(P, Ne=NE, mu0=mu0)
+    FiveGCS(P, Ne=NE, mu0=P.lam)  # both ends of [0, lam] are allowed
+    FiveGCS(P, Ne=NE, mu0=0.0)
+    # nonconvex, mu0 = 0: psi_i strongly convex iff tau > mu0 - lam = 0.25
+    msg = "tau must exceed mu0 - lam (= 0.25) so that psi_i is strongly convex (lam - mu0 + tau > 0), got "
+    with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+        FiveGCS(nonconvex, Ne=NE, tau=0.25)
+    for theta in (0.0, -1.0):
+        with pytest.raises(ValueError, match=r"^theta must be > 0 \(gamma = theta/\(tau N\)\), got "):
+            FiveGCS(P, Ne=NE, theta=theta)
+    with pytest.raises(ValueError, match=r"^gamma must be > 0, got "):
+        FiveGCS(P, Ne=NE, gamma=0.0)
+
+
+def test_fivegcs_strong_convexity_of_psi_is_checked_on_its_own(convex):
+    """lam - mu0 + tau > 0 is checked by itself, not only through mu0 <= lam: mu0 may exceed
+    lam by the 1e-15 round-off allowance of its range, and a tau below that excess leaves
+    psi_i not strongly convex."""
+    P = convex
+    mu0 = P.lam + 5e-16
+    assert mu0 > P.lam and mu0 <= P.lam + 1e-15  # inside the allowance
+    tau = 1e-16
+    assert P.lam - mu0 + tau < 0
+    with pytest.raises(ValueError, match=r"^tau must exceed mu0 - lam \(= "):
+        FiveGCS(P, Ne=NE, tau=tau, mu0=mu0)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_fivegcs_cohorts_of_one_agent_and_of_none(convex, solver):
+    """A cohort of C = 1: x_{t+1} = xhat - gamma N Delta (spec §6 step 5 with N/C = N); an empty
+    cohort: Delta = 0, so u and v stay, x_{t+1} = xhat_t, and no gradient is spent."""
+    P, R = convex, 3
+    tau, theta = np.array([0.3, 2.0, 1.0]), np.array([0.25, 2.0, 1.0])
+    gamma = theta / (tau * P.N)
+    algo = FiveGCS(P, Ne=NE, solver=solver, tau=tau, theta=theta)
+    rng = np.random.default_rng(5)
+    state = {"x": rng.standard_normal((R, P.n)), "u": 0.1 * rng.standard_normal((R, P.N, P.n))}
+    state["v"] = state["u"].sum(axis=1)
+    mask = np.zeros((R, P.N), dtype=bool)
+    mask[0, 11] = True  # run 0: agent 11 alone
+    mask[1, 1::2] = True  # run 1: half the agents; run 2: nobody
+    new, evals = algo.step({k: v.copy() for k, v in state.items()}, mask, RunStreams(0, R))
+    x, v, u = fivegcs_loop(P, state["x"][:2], state["v"][:2], state["u"][:2], mask[:2], tau, gamma, P.lam,
+                           solver, "gradient")
+    for key, ref in (("x", x), ("v", v), ("u", u)):
+        assert np.max(np.abs(new[key][:2] - ref)) < LOOP_TOL, key
+    np.testing.assert_array_equal(evals, np.array([1, P.N // 2, 0]) * (NE + 1))
+    xhat = (state["x"][2] - gamma[2] * state["v"][2]) / (1.0 + gamma[2] * P.N * P.lam)
+    np.testing.assert_allclose(new["x"][2], xhat, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(new["v"][2], state["v"][2])
+    np.testing.assert_array_equal(new["u"][2], state["u"][2])
