@@ -4,6 +4,8 @@ validation, determinism."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -15,6 +17,7 @@ from fedrepro.fedplt.baselines.led import LED
 from fedrepro.fedplt.batched import RunStreams, run_batched, stacked_total_grad
 from fedrepro.fedplt.tuning import grid_points
 from fedrepro.problems.logistic import logistic_v2
+from fedrepro.problems.quadratic import random_quadratic
 
 NE = 5
 SOLVERS = ("gd", "agd")
@@ -363,3 +366,121 @@ def test_deterministic_and_stacking_invariant(name, convex):
     params = {k: v[2] for k, v in algo.params.items()}  # FedPD: eta and the derived eta1
     single = run_batched(type(algo)(convex, Ne=NE, **params), K=8, stop_when_done=False)
     assert np.allclose(single.grad_sq[0], a.grad_sq[2], rtol=1e-10, atol=1e-13)
+
+
+# ---------------------------------------------------------------------------------------
+# edges found by mutation testing (tests/MUTATION.md): moduli below the floor, the grids
+# written out from the spec, every message matched whole
+# ---------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def flat_quadratic():
+    """A convex quadratic (every A_i has eigenvalues 1e-4 and 1) whose lam lies below MU_FLOOR."""
+    return random_quadratic(4, 2, 1e-4, 1.0, rng=0)
+
+
+def test_moduli_of_a_convex_problem_are_not_floored(flat_quadratic):
+    # spec §§2, 3, 5: mu_phi = lam (FedLin, LED) or lam + 1/eta (FedPD); the floor MU_FLOOR is
+    # only for a weakly convex problem (lam < 0), so a convex lam = 1e-4 < MU_FLOOR stays
+    P = flat_quadratic
+    assert P.convex and P.lam == pytest.approx(1e-4, rel=1e-8) and P.lam < MU_FLOOR
+    for cls in (FedLin, LED):
+        mu, L = cls(P, Ne=NE, solver="agd").moduli()
+        assert mu == pytest.approx(1e-4, rel=1e-8) and L == pytest.approx(1.0, rel=1e-12)
+    mu, L = FedPD(P, Ne=NE, solver="agd", eta=1e5).moduli()  # lam + 1/eta = 1.1e-4
+    assert mu == pytest.approx(1.1e-4, rel=1e-8) and L == pytest.approx(1.0 + 1e-5, rel=1e-12)
+
+
+def test_fedlin_tuning_grid_values(convex, nonconvex):
+    # spec §3: eta in {0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1} * 2/lam_bar, convex or not; AGD: no parameter
+    for P in (convex, nonconvex):
+        grid = FedLin.tuning_grid(P, NE)
+        assert list(grid) == ["eta"]
+        expected = [f * 2.0 / P.lam_bar for f in (0.05, 0.1, 0.2, 0.3, 0.5, 0.7, 1.0)]
+        assert grid["eta"] == pytest.approx(expected, rel=1e-15)
+        assert FedLin.tuning_grid(P, NE, "agd") == {}
+
+
+def test_fedlin_messages(convex):
+    P = convex
+    L = P.lam_bar
+    msg = (f"eta sets the GD step; with solver='agd' the step is 1/lam_bar = {1.0 / L:.6g} "
+           "and eta must be left out")
+    with pytest.raises(ValueError, match=f"^{re.escape(msg)}$"):
+        FedLin(P, Ne=NE, solver="agd", eta=0.1)
+    msg = f"eta must lie in (0, 2/lam_bar] = (0, {2.0 / L:.6g}] (spec §3), got "
+    for eta in (0.0, 2.5 / L):
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+            FedLin(P, Ne=NE, eta=eta)
+    algo = FedLin(P, Ne=NE)
+    with pytest.raises(ValueError, match=r"^FedLin has no partial participation \(v2 Table I\); active must be None$"):
+        algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, P.N), dtype=bool), RunStreams(0, 1))
+
+
+def test_fedpd_tuning_grid_values(convex, nonconvex):
+    # spec §2: eta on a log grid over [1e-2, 1e2] (these 13 values: our choice, pinned as a
+    # regression guard since the tuned results depend on them), theta in {0.25, 0.5, 1} for GD
+    etas = [0.01, 0.03, 0.1, 0.3, 0.5, 1.0, 1.5, 2.0, 3.0, 5.0, 10.0, 30.0, 100.0]
+    assert FedPD.tuning_grid(convex, NE) == {"eta": etas, "theta": [0.25, 0.5, 1.0]}
+    assert FedPD.tuning_grid(convex, NE, "agd") == {"eta": etas}
+    # weakly convex: only eta with lam + 1/eta > 0, i.e. eta < 1/|lam| = 4 for lam = -0.25
+    assert nonconvex.lam == -0.25
+    assert FedPD.tuning_grid(nonconvex, NE, "agd") == {"eta": [e for e in etas if e < 4.0]}
+    # at lam = -1/2 exactly, eta = 2 makes L_i only convex (lam + 1/eta = 0): left out
+    P = logistic_v2(False, 0, eps=1.0, N=4, q=10)
+    assert P.lam == -0.5
+    assert FedPD.tuning_grid(P, NE)["eta"] == [0.01, 0.03, 0.1, 0.3, 0.5, 1.0, 1.5]
+
+
+def test_fedpd_messages(convex):
+    P = convex
+    for eta in (0.0, -1.0):
+        with pytest.raises(ValueError, match=r"^eta must be > 0, got "):
+            FedPD(P, Ne=NE, eta=eta)
+    msg = ("eta1 and theta set the GD step; with solver='agd' the step is 1/(lam_bar + 1/eta) "
+           "and they must be left out")
+    for kwargs in ({"eta1": 0.1}, {"theta": 0.5}):
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}$"):
+            FedPD(P, Ne=NE, solver="agd", **kwargs)
+    with pytest.raises(ValueError, match=r"^give either eta1 \(the local step\) or theta \(a multiple of the "
+                                         r"default step\), not both$"):
+        FedPD(P, Ne=NE, eta1=0.1, theta=0.5)
+    # theta at the open end (L + mu)/L of its range, L = lam_bar + 1/eta, mu = lam + 1/eta
+    L, mu = P.lam_bar + 1.0, P.lam + 1.0
+    with pytest.raises(ValueError, match=r"^theta must lie in \(0, \(L \+ mu\)/L\) so that eta1 = theta \* "):
+        FedPD(P, Ne=NE, eta=1.0, theta=(L + mu) / L)
+    FedPD(P, Ne=NE, eta=1.0, theta=0.999 * (L + mu) / L)  # inside: accepted
+    algo = FedPD(P, Ne=NE)
+    with pytest.raises(ValueError, match=r"^FedPD has no partial participation \(v2 Table I\); active must be None$"):
+        algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, P.N), dtype=bool), RunStreams(0, 1))
+
+
+def test_led_tuning_grid_values(convex, nonconvex):
+    # spec §5: alpha in {0.1, 0.3, 0.5, 0.8, 1}/lam_bar and beta = b/N_e, b in {0.1, 0.2, 0.5, 1};
+    # the module widens both (alpha 1.5, 1.9; b 1.5: our choice, pinned as a regression guard);
+    # AGD: alpha = 1/lam_bar fixed (only beta/alpha enters) and a finer beta
+    for P in (convex, nonconvex):
+        for Ne in (NE, 4):
+            gd = LED.tuning_grid(P, Ne)
+            assert gd["alpha"] == pytest.approx([a / P.lam_bar for a in (0.1, 0.3, 0.5, 0.8, 1.0, 1.5, 1.9)],
+                                                rel=1e-15)
+            assert gd["beta"] == pytest.approx([b / Ne for b in (0.1, 0.2, 0.5, 1.0, 1.5)], rel=1e-15)
+            assert LED.tuning_grid(P, Ne, "gd") == gd
+            agd = LED.tuning_grid(P, Ne, "agd")
+            assert agd["alpha"] == pytest.approx([1.0 / P.lam_bar], rel=1e-15)
+            assert agd["beta"] == pytest.approx([b / Ne for b in (0.1, 0.2, 0.3, 0.5, 0.7, 1.0, 1.5)], rel=1e-15)
+
+
+def test_led_messages(convex):
+    P = convex
+    msg = f"alpha must lie in (0, 2/lam_bar) = (0, {2.0 / P.lam_bar:.6g}), got "
+    for alpha in (0.0, 2.0 / P.lam_bar):
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+            LED(P, Ne=NE, alpha=alpha)
+    for Ne in (NE, 4):
+        msg = f"beta must lie in (0, 2/Ne) = (0, {2.0 / Ne:.6g}), got "
+        for beta in (0.0, 2.0 / Ne):
+            with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+                LED(P, Ne=Ne, beta=beta)
+    algo = LED(P, Ne=NE)
+    with pytest.raises(ValueError, match=r"^LED has no partial participation \(v2 Table I\); active must be None$"):
+        algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, P.N), dtype=bool), RunStreams(0, 1))

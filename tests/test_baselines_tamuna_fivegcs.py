@@ -4,6 +4,8 @@ determinism."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -14,7 +16,7 @@ from fedrepro.fedplt.baselines.tamuna import SOURCES as TAMUNA_SOURCES
 from fedrepro.fedplt.baselines.tamuna import TAMUNA
 from fedrepro.fedplt.batched import RunStreams, cohort_masks, run_batched
 from fedrepro.fedplt.tuning import grid_points
-from fedrepro.problems.logistic import logistic_v2
+from fedrepro.problems.logistic import LogisticProblem, logistic_v2
 
 NE = 5
 SOLVERS = ("gd", "agd")
@@ -362,3 +364,199 @@ def test_determinism_and_stream_independence(convex, make):
     np.testing.assert_array_equal(alone.grad_evals[0], a.grad_evals[2])
     np.testing.assert_allclose(alone.grad_sq[0], a.grad_sq[2], rtol=1e-10, atol=1e-18)
     assert not np.allclose(a.grad_sq[0], a.grad_sq[1])  # different runs differ
+
+
+# ---------------------------------------------------------------------------------------
+# (7) edges found by mutation testing (tests/MUTATION.md)
+# ---------------------------------------------------------------------------------------
+THETAS_TAMUNA = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.35, 1.5, 1.65, 1.8, 1.95)
+
+
+def test_tamuna_tuning_grid_values(convex):
+    # spec §4 [CHOICE]: gamma on a grid in [0.1, 2)/lam_bar (these 17 values: ours, pinned as a
+    # regression guard); AGD keeps theta >= 0.5 (13 values, 0.5 included)
+    P = convex
+    gd = TAMUNA.tuning_grid(P, NE)
+    assert list(gd) == ["gamma"] and TAMUNA.tuning_grid(P, NE, "gd") == gd
+    assert gd["gamma"] == pytest.approx([t / P.lam_bar for t in THETAS_TAMUNA], rel=1e-15)
+    agd = TAMUNA.tuning_grid(P, NE, "agd")["gamma"]
+    assert len(agd) == 13
+    assert agd == pytest.approx([t / P.lam_bar for t in THETAS_TAMUNA[4:]], rel=1e-15)
+
+
+def test_tamuna_messages(convex, nonconvex):
+    P = convex
+    with pytest.raises(ValueError, match=r"^TAMUNA has no nonconvex runs in the paper \(v2 Table II '-'\); "
+                                         r"problem must be convex \(lam >= 0\)$"):
+        TAMUNA.tuning_grid(nonconvex, NE)
+    msg = f"gamma must lie in (0, 2/lam_bar) = (0, {2.0 / P.lam_bar:.6g}), got "
+    for gamma in (0.0, 2.0 / P.lam_bar):
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+            TAMUNA(P, Ne=NE, gamma=gamma)
+    for Ne in (NE, 4):
+        p = 1.0 / Ne
+        msg = f"eta must lie in [p/2, p] = [{p / 2:.6g}, {p:.6g}] (p = 1/Ne), got "
+        for eta in (0.99 * p / 2, 1.01 * p):
+            with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+                TAMUNA(P, Ne=Ne, eta=eta)
+        for eta in (p / 2, p):  # both ends of [p/2, p] are allowed
+            TAMUNA(P, Ne=Ne, eta=eta)
+    with pytest.raises(ValueError, match=rf"^solver='agd' needs a strongly convex problem \(lam > 0\), "
+                                         rf"got lam={re.escape(str(nonconvex.lam))}$"):
+        TAMUNA(nonconvex, Ne=NE, solver="agd")
+    # plain logistic regression (no regulariser): convex, lam = 0, not strongly convex
+    flat = LogisticProblem(P.features[:4], P.labels[:4], reg="nonconvex", reg_weight=0.0)
+    assert flat.convex and flat.lam == 0.0
+    with pytest.raises(ValueError, match=r"^solver='agd' needs a strongly convex problem \(lam > 0\), got lam="):
+        TAMUNA(flat, Ne=NE, solver="agd")
+    TAMUNA(flat, Ne=NE)  # GD needs no strong convexity
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_tamuna_cohorts_of_one_agent_and_of_none(convex, solver):
+    """A cohort of one agent: xbar_{r+1} is that agent's local model; an empty cohort: the
+    round changes nothing and costs no gradient (spec §4 steps 4-5, the per-agent loop)."""
+    P, R = convex, 3
+    gamma, eta = np.array([0.5, 1.0, 1.5]) / P.lam_bar, np.full(3, 0.2)
+    algo = TAMUNA(P, Ne=NE, solver=solver, gamma=gamma, eta=eta)
+    rng = np.random.default_rng(4)
+    xbar, h = rng.standard_normal((R, P.n)), rng.standard_normal((R, P.N, P.n))
+    h -= h.mean(axis=1, keepdims=True)  # sum_i h_i = 0, as the algorithm keeps it
+    mask = np.zeros((R, P.N), dtype=bool)
+    mask[0, 7] = True  # run 0: agent 7 alone
+    mask[2, ::2] = True  # run 1: nobody; run 2: half the agents
+    new, evals = algo.step({"xbar": xbar.copy(), "h": h.copy()}, mask, RunStreams(3, R))
+    L = RunStreams(3, R).geometric(algo.p)
+    ref_xbar, ref_h, ref_evals = tamuna_loop(P, xbar, h, L, mask, gamma, eta, solver)
+    np.testing.assert_array_equal(evals, ref_evals)
+    assert evals[1] == 0 and evals[0] == L[0]
+    np.testing.assert_array_equal(new["xbar"][1], xbar[1])
+    np.testing.assert_array_equal(new["h"][1], h[1])
+    # 1e-12: the same arithmetic in another order (round-off only, as LOOP_TOL)
+    assert np.max(np.abs(new["xbar"] - ref_xbar)) < LOOP_TOL
+    assert np.max(np.abs(new["h"] - ref_h)) < LOOP_TOL
+    assert np.max(np.abs(new["xbar"][0] - xbar[0])) > 1e-3  # agent 7's model moved xbar
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_tamuna_gradients_only_for_the_runs_still_stepping(convex, solver):
+    """The local solvers evaluate grad f_i only for the runs whose L_r steps are not done:
+    at local step ell, the runs with L_r > ell (work sum_r L_r, not R max_r L_r)."""
+    P, R = convex, 4
+    algo = TAMUNA(P, Ne=NE, solver=solver, gamma=np.array([0.5, 1.0, 1.5, 1.9]) / P.lam_bar)
+    state = {"xbar": np.tile(np.linspace(-1.0, 1.0, P.n), (R, 1)), "h": np.zeros((R, P.N, P.n))}
+    L = RunStreams(7, R).geometric(algo.p)  # the draws the step makes from the same streams
+    assert len(set(L.tolist())) > 1  # the runs stop at different local steps
+    reference, _ = algo.step({k: v.copy() for k, v in state.items()}, None, RunStreams(7, R))
+    runs_seen = []
+    full_grad = algo.grad
+
+    def counting_grad(X):
+        runs_seen.append(X.shape[0])
+        return full_grad(X)
+
+    algo.grad = counting_grad
+    new, evals = algo.step({k: v.copy() for k, v in state.items()}, None, RunStreams(7, R))
+    assert runs_seen == [int(np.sum(L > ell)) for ell in range(int(L.max()))]
+    np.testing.assert_array_equal(evals, L * P.N)
+    for key in state:
+        np.testing.assert_array_equal(new[key], reference[key])
+
+
+def test_fivegcs_tuning_grid_values(convex, nonconvex):
+    # spec §6: tau on a log grid over [1e-3, 1e2] (convex), tau = -lam x factors > 1 for the
+    # nonconvex problem (mu0 = 0, psi_i strongly convex iff tau > -lam), theta widened from
+    # spec §6's {0.25, 0.5, 1, 2} in steps of 4 (these values: ours, pinned as a regression guard)
+    thetas = [0.0625, 0.25, 1.0, 4.0]
+    convex_taus = [1e-3, 1e-2, 0.03, 0.1, 0.3, 1.0, 3.0, 10.0, 100.0]
+    for solver in SOLVERS:
+        assert FiveGCS.tuning_grid(convex, NE, solver) == {"tau": convex_taus, "theta": thetas}
+    grid = FiveGCS.tuning_grid(nonconvex, NE)
+    assert grid["theta"] == thetas
+    assert grid["tau"] == pytest.approx([0.25 * f for f in (1.2, 1.6, 2.0, 3.0, 4.0, 12.0, 40.0, 400.0)], rel=1e-15)
+    assert min(grid["tau"]) > -nonconvex.lam
+
+
+def test_fivegcs_defaults(convex, nonconvex):
+    # the module's documented defaults: tau = 1, mu0 = max(lam, 0), theta = 0.5 (gamma = theta/(tau N))
+    P = convex
+    algo = FiveGCS(P, Ne=NE)
+    assert float(algo.params["tau"]) == 1.0 and float(algo.params["mu0"]) == P.lam
+    assert float(algo.gamma()) == pytest.approx(0.5 / P.N, rel=1e-15)
+    assert float(FiveGCS(P, Ne=NE, tau=4.0).gamma()) == pytest.approx(0.5 / (4.0 * P.N), rel=1e-15)
+    assert float(FiveGCS(P, Ne=NE, tau=4.0, theta=2.0).gamma()) == pytest.approx(2.0 / (4.0 * P.N), rel=1e-15)
+    assert float(FiveGCS(P, Ne=NE, tau=4.0, gamma=0.3).gamma()) == 0.3
+    assert float(FiveGCS(nonconvex, Ne=NE).params["mu0"]) == 0.0
+    # the default step runs: x_1 = xhat_0 - gamma Delta with gamma = 0.5/(tau N), the per-agent loop
+    state = algo.init_state(1, RunStreams(0, 1))
+    new, _ = algo.step(state, None, RunStreams(0, 1))
+    x, v, u = fivegcs_loop(P, state["x"], state["v"], state["u"], None, np.array([1.0]), np.array([0.5 / P.N]),
+                           P.lam, "gd", "gradient")
+    assert np.max(np.abs(new["x"] - x)) < LOOP_TOL and np.max(np.abs(x)) > 1e-3
+
+
+def test_fivegcs_messages(convex, nonconvex):
+    P = convex
+    with pytest.raises(ValueError, match=r"^problem must be a FederatedProblem, got str$"):
+        FiveGCS("logistic", Ne=NE)
+    with pytest.raises(ValueError, match=r"^dual must be one of \('gradient', 'prox'\), got 'exact'$"):
+        FiveGCS(P, Ne=NE, dual="exact")
+    with pytest.raises(ValueError, match=r"^give either gamma or theta \(gamma = theta/\(tau N\)\), not both$"):
+        FiveGCS(P, Ne=NE, gamma=0.1, theta=1.0)
+    for tau in (0.0, -1.0):
+        with pytest.raises(ValueError, match=r"^tau must be > 0, got "):
+            FiveGCS(P, Ne=NE, tau=tau)
+    msg = f"mu0 must lie in [0, max(lam, 0)] = [0, {P.lam:.6g}], got "
+    for mu0 in (-0.1, 1.01 * P.lam):
+        with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+            FiveGCS(P, Ne=NE, mu0=mu0)
+    FiveGCS(P, Ne=NE, mu0=P.lam)  # both ends of [0, lam] are allowed
+    FiveGCS(P, Ne=NE, mu0=0.0)
+    # nonconvex, mu0 = 0: psi_i strongly convex iff tau > mu0 - lam = 0.25
+    msg = "tau must exceed mu0 - lam (= 0.25) so that psi_i is strongly convex (lam - mu0 + tau > 0), got "
+    with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
+        FiveGCS(nonconvex, Ne=NE, tau=0.25)
+    for theta in (0.0, -1.0):
+        with pytest.raises(ValueError, match=r"^theta must be > 0 \(gamma = theta/\(tau N\)\), got "):
+            FiveGCS(P, Ne=NE, theta=theta)
+    with pytest.raises(ValueError, match=r"^gamma must be > 0, got "):
+        FiveGCS(P, Ne=NE, gamma=0.0)
+
+
+def test_fivegcs_strong_convexity_of_psi_is_checked_on_its_own(convex):
+    """lam - mu0 + tau > 0 is checked by itself, not only through mu0 <= lam: mu0 may exceed
+    lam by the 1e-15 round-off allowance of its range, and a tau below that excess leaves
+    psi_i not strongly convex."""
+    P = convex
+    mu0 = P.lam + 5e-16
+    assert mu0 > P.lam and mu0 <= P.lam + 1e-15  # inside the allowance
+    tau = 1e-16
+    assert P.lam - mu0 + tau < 0
+    with pytest.raises(ValueError, match=r"^tau must exceed mu0 - lam \(= "):
+        FiveGCS(P, Ne=NE, tau=tau, mu0=mu0)
+
+
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_fivegcs_cohorts_of_one_agent_and_of_none(convex, solver):
+    """A cohort of C = 1: x_{t+1} = xhat - gamma N Delta (spec §6 step 5 with N/C = N); an empty
+    cohort: Delta = 0, so u and v stay, x_{t+1} = xhat_t, and no gradient is spent."""
+    P, R = convex, 3
+    tau, theta = np.array([0.3, 2.0, 1.0]), np.array([0.25, 2.0, 1.0])
+    gamma = theta / (tau * P.N)
+    algo = FiveGCS(P, Ne=NE, solver=solver, tau=tau, theta=theta)
+    rng = np.random.default_rng(5)
+    state = {"x": rng.standard_normal((R, P.n)), "u": 0.1 * rng.standard_normal((R, P.N, P.n))}
+    state["v"] = state["u"].sum(axis=1)
+    mask = np.zeros((R, P.N), dtype=bool)
+    mask[0, 11] = True  # run 0: agent 11 alone
+    mask[1, 1::2] = True  # run 1: half the agents; run 2: nobody
+    new, evals = algo.step({k: v.copy() for k, v in state.items()}, mask, RunStreams(0, R))
+    x, v, u = fivegcs_loop(P, state["x"][:2], state["v"][:2], state["u"][:2], mask[:2], tau, gamma, P.lam,
+                           solver, "gradient")
+    for key, ref in (("x", x), ("v", v), ("u", u)):
+        assert np.max(np.abs(new[key][:2] - ref)) < LOOP_TOL, key
+    np.testing.assert_array_equal(evals, np.array([1, P.N // 2, 0]) * (NE + 1))
+    xhat = (state["x"][2] - gamma[2] * state["v"][2]) / (1.0 + gamma[2] * P.N * P.lam)
+    np.testing.assert_allclose(new["x"][2], xhat, rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(new["v"][2], state["v"][2])
+    np.testing.assert_array_equal(new["u"][2], state["u"][2])
