@@ -148,7 +148,54 @@ def test_one_step_threshold():
     assert out["threshold"] == pytest.approx((1 - zeta) / (1 - zeta + 4 * c), rel=1e-15)
     kd = (LAM_BAR + 1) / (LAM + 1)
     assert out["chi_min"] == pytest.approx((kd - 1) / (kd + 1), rel=1e-14)
-    assert ops.gd_one_step_threshold(1.0, LAM, LAM_BAR)["c"] == pytest.approx(1 / (LAM + 1), rel=1e-15)
+    # default: the coupling as printed, 1/(lam + 1/rho) (rho = 2: 2/3, corrected 1/3)
+    assert ops.gd_one_step_threshold(2.0, LAM, LAM_BAR)["c"] == pytest.approx(2 / 3, rel=1e-15)
+    assert ops.gd_one_step_threshold(2.0, LAM, LAM_BAR, corrected=True)["c"] == pytest.approx(1 / 3, rel=1e-15)
+    assert set(out) == {"threshold", "chi_min", "zeta", "c"}
+
+
+@pytest.mark.parametrize("fn", [ops.lemma7_condition, ops.lemma7_condition_as_printed])
+def test_lemma7_conditions_at_the_boundary(fn):
+    # zeta = a = 1/2, c = 1/8: (1 − zeta)(1 − a) = 4ca = 1/4 exactly, where S has eigenvalues 1
+    # and 1/8: not stable, so the strict closed form is False there; the printed one (<) too.
+    S = ops.matrix_S_from(0.5, 0.5, 0.125)
+    assert ops.spectral_radius(S) == pytest.approx(1.0, abs=1e-15)
+    assert fn(0.5, 0.5, 0.125) is False
+    inside = fn(0.1, 0.5, 0.125)  # stable S: (0.9)(0.5) > 0.25
+    outside = fn(0.5, 0.9, 0.125)  # unstable: (0.5)(0.1) < 0.45
+    assert (inside, outside) == ((True, False) if fn is ops.lemma7_condition else (False, True))
+    assert type(inside) is bool and type(outside) is bool
+    arr = fn([0.1, 0.5], [0.5, 0.9], 0.125)
+    assert isinstance(arr, np.ndarray) and arr.tolist() == [inside, outside]
+
+
+def test_condition_numbers_and_steps():
+    # lam_bar/lam when rho is None or for v1 (here 8/2 = 4), (lam_bar + 1/rho)/(lam + 1/rho) for v2
+    assert ops.local_condition_number(None, 2.0, 8.0) == 4.0
+    assert ops.local_condition_number(0.5, 2.0, 8.0, "v1") == 4.0
+    assert ops.local_condition_number(0.5, 2.0, 8.0) == pytest.approx(10 / 4, rel=1e-15)
+    assert ops.agd_contraction(0, 4.0) == 5.0 and ops.agd_contraction(2.0, 4.0) == pytest.approx(1.25, rel=1e-15)
+    assert ops.agd_momentum(9.0) == pytest.approx(0.5, rel=1e-15)
+    S = ops.matrix_S(1.0, 2.0, LAM, LAM_BAR, 0.5)  # an integral float Ne is accepted
+    assert np.array_equal(S, ops.matrix_S(1.0, 2, LAM, LAM_BAR, 0.5))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ops.default_local_step(0.0, LAM, LAM_BAR), r"^rho must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.max_local_step(0.0, LAM, LAM_BAR), r"^rho must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.prs_contraction_v1_as_printed(0.0, LAM, LAM_BAR), r"^rho must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.local_condition_number(-1.0, LAM, LAM_BAR), r"^rho must be in \(0, inf\), got -1\.0$"),
+    (lambda: ops.local_condition_number(1.0, LAM, LAM_BAR, "v3"), r"^version must be 'v1' or 'v2', got 'v3'$"),
+    (lambda: ops.matrix_S(0.0, 1, LAM, LAM_BAR, 0.5), r"^rho must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.matrix_S(1.0, 1, LAM, LAM_BAR, np.inf), r"^chi must be finite, in \(-inf, inf\), got inf$"),
+    (lambda: ops.matrix_S(1.0, 1, LAM, LAM_BAR, -0.5), r"^chi must be >= 0, got -0\.5$"),
+    (lambda: ops.agd_momentum(np.nan), r"^kappa must be a real number, got nan$"),
+    (lambda: ops.agd_momentum(0.5), r"^kappa must be >= 1, got 0\.5$"),
+    (lambda: ops.agd_contraction(1, np.nan), r"^kappa must be a real number, got nan$"),
+])
+def test_constant_messages(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
 
 
 @pytest.mark.parametrize("call, message", [
