@@ -216,3 +216,68 @@ def test_constant_messages(call, message):
 def test_grid_messages(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ops.spectral_norm([[np.nan, 1.0], [1.0, 1.0]]), r"^S must have finite entries$"),
+    (lambda: ops.spectral_norm(np.ones(3)), r"^S must be a matrix, got shape \(3,\)$"),
+    (lambda: ops.matrix_S(1.0, -1, LAM, LAM_BAR, 0.5), r"^Ne must be an integer >= 1, got -1$"),
+    (lambda: ops.gd_contraction(0.0, LAM, LAM_BAR), r"^step must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.coupling_constant(0.0, LAM), r"^rho must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.coupling_constant(1.0, 0.0), r"^lam must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.local_gd_contraction(0.1, 0.0, LAM, LAM_BAR), r"^rho must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.prs_contraction(0.0, LAM, LAM_BAR), r"^rho must be in \(0, inf\), got 0\.0$"),
+    (lambda: ops.prs_contraction(1.0, -1.0, LAM_BAR), r"^lam must be in \(0, inf\), got -1\.0$"),
+    (lambda: ops.prs_contraction(1.0, LAM, np.inf), r"^lam_bar must be finite, in \(-inf, inf\), got inf$"),
+    (lambda: ops.matrix_S_from(np.nan, 0.1, 0.1), r"^a must be a real number, got nan$"),
+    (lambda: ops.matrix_S_from(0.1, np.nan, 0.1), r"^zeta must be a real number, got nan$"),
+    (lambda: ops.matrix_S_from(0.1, 0.1, np.inf), r"^c must be finite, in \(-inf, inf\), got inf$"),
+    (lambda: ops.matrix_S_from(0.1, 0.1, -0.1), r"^a, zeta and c must be >= 0, got a=0\.1, zeta=0\.1, c=-0\.1$"),
+    (lambda: ops.matrix_S_from(0.1, -0.1, 0.1), r"^a, zeta and c must be >= 0, got a=0\.1, zeta=-0\.1, c=0\.1$"),
+    (lambda: ops.matrix_S_from(-0.1, 0.1, 0.1), r"^a, zeta and c must be >= 0, got a=-0\.1, zeta=0\.1, c=0\.1$"),
+])
+def test_more_messages(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+def test_zero_entries_and_hand_values():
+    # a = 0, zeta = 0, c = 0 and chi = 0 are allowed (exact local solver, rho·lam = 1, no coupling)
+    assert np.array_equal(ops.matrix_S_from(0.0, 0.0, 0.0), np.zeros((2, 2)))
+    assert ops.matrix_S(1.0, 3, LAM, LAM_BAR, 0.0)[0, 0] == 0.0
+    # coupling: rho = 2, lam = 4: corrected 1/(1 + 8), as printed 1/(4 + 1/2)
+    assert ops.coupling_constant(2.0, 4.0, corrected=True) == pytest.approx(1 / 9, rel=1e-15)
+    assert ops.coupling_constant(2.0, 4.0) == pytest.approx(1 / 4.5, rel=1e-15)
+    # v1's Lemma 3 as printed at rho = 1/2, lam = 1, lam_bar = 4: max(0.5/3, 0.5/1.5) = 1/3
+    assert ops.prs_contraction_v1_as_printed(0.5, 1.0, 4.0) == pytest.approx(1 / 3, rel=1e-15)
+
+
+def test_stabilising_parameters_with_other_moduli():
+    # lam = 2, lam_bar = 8 (lam != 1, so rho·lam and rho/lam differ); Ne as integers
+    lam, lam_bar = 2.0, 8.0
+    rhos, Nes, thetas = [0.1, 0.7, 3.0], [1, 4], [0.5, 1.2]
+    grid = ops.stabilising_parameters(lam, lam_bar, rhos, Nes, thetas)
+    assert grid.Ne.dtype.kind == "i"
+    for r, rho in enumerate(rhos):
+        for t, theta in enumerate(thetas):
+            gamma = theta * 2 / (lam_bar + 1 / rho)
+            chi = ops.local_gd_contraction(gamma, rho, lam, lam_bar)
+            for e, Ne in enumerate(Nes):
+                S = ops.matrix_S(rho, Ne, lam, lam_bar, chi, corrected=True)
+                assert grid.radius[r, e, t] == pytest.approx(ops.spectral_radius(S), rel=1e-12, abs=1e-15)
+
+
+def test_minimal_Ne_at_the_end_of_the_search():
+    # chi chosen so that the first stable Ne is 100_000 (log(bound)/log(chi) = 99_999.5 by the
+    # closed form of Lemma 7): found by the default search, and at Ne_max = 100_000 exactly;
+    # one step further (first stable Ne 100_001) is beyond the default search
+    rho, lam, lam_bar = 1.0, 1e-3, 1.0
+    zeta = ops.prs_contraction(rho, lam, lam_bar)
+    c = ops.coupling_constant(rho, lam, True)
+    bound = (1 - zeta) / (1 - zeta + 4 * c)
+    for first, found in ((100_000, True), (100_001, False)):
+        chi = math.exp(math.log(bound) / (first - 0.5))
+        gamma = (1 - chi) / (lam + 1 / rho)  # chi = 1 − gamma(lam + 1/rho) for this small step
+        assert ops.local_gd_contraction(gamma, rho, lam, lam_bar) == pytest.approx(chi, rel=1e-12)
+        assert ops.minimal_Ne(rho, gamma, lam, lam_bar) == (first if found else None)
+        assert ops.minimal_Ne(rho, gamma, lam, lam_bar, Ne_max=first) == first
