@@ -48,7 +48,9 @@ TARGETS: dict[str, list[str]] = {
     "dpfedpaq/amplification": ["test_privacy_gaussian.py", "test_privacy_api_contract.py", "test_privacy_claims.py"],
     "core/prox": ["test_prox.py", "test_operators.py", "test_fedplt_algorithm.py"],
     "core/operators": ["test_operators.py", "test_fedplt_checks.py", "test_fedplt_noise_floor.py"],
-    "fedplt/algorithm": _FEDPLT + ["test_fedplt_participation.py", "test_fedplt_checks.py"],
+    # without test_fedplt_checks.py: its scorecard-provider test (27 s, the quick profile of every
+    # check) made each surviving mutant cost 35-45 s; see MUTATION.md
+    "fedplt/algorithm": _FEDPLT + ["test_fedplt_participation.py"],
     "fedplt/batched": _BASELINES,
     "fedplt/baselines/fedplt": _BASELINES,
     "fedplt/baselines/fedlin": _BASELINES,

@@ -388,3 +388,142 @@ def test_sgd_needs_a_finite_sum_and_prox_needs_strong_convexity(quad):
         _it(logistic_v2(convex=False), solver="prox", rho=5.0)
     with pytest.raises(ValueError, match="problem"):
         fedplt_iteration(np.zeros((2, 2)), np.zeros((2, 2)), "quadratic", rho=1.0, Ne=1)
+
+
+# ----------------------------------------------------------------------------------------
+# every message in full (anchored), and the boundaries of the accepted ranges
+# ----------------------------------------------------------------------------------------
+def _q(s: str) -> str:
+    """A message as an anchored regular expression."""
+    import re
+    return "^" + re.escape(s) + "$"
+
+
+_V2_SOLVERS = "('gd', 'agd', 'sgd', 'noisy-gd', 'prox')"
+
+ITERATION_MESSAGES = [
+    (dict(rho=0.0), _q("rho must be in (0, inf), got 0.0")),
+    (dict(Ne=0), _q("Ne (local steps) must be an integer >= 1, got 0")),
+    (dict(Ne=True), _q("Ne (local steps) must be an integer >= 1, got True")),
+    (dict(Ne=2.0), _q("Ne (local steps) must be an integer >= 1, got 2.0")),
+    (dict(solver="adam"), _q(f"solver must be one of {_V2_SOLVERS}, got 'adam'")),
+    (dict(tau="a"), _q("tau must be a real number >= 0, got 'a'")),
+    (dict(tau=None), _q("tau must be a real number >= 0, got None")),
+    (dict(tau=-1.0), _q("tau must be finite and >= 0, got -1.0")),
+    (dict(tau=np.inf, solver="noisy-gd"), _q("tau must be finite and >= 0, got inf")),
+    (dict(tau=np.nan, solver="noisy-gd"), _q("tau must be finite and >= 0, got nan")),
+    (dict(tau=0.1), _q("tau must be 0 unless solver='noisy-gd' (eq. (13)), got tau=0.1 with solver='gd'")),
+    (dict(solver="sgd", batch_size=0), _q("batch_size must be an integer in [1, 250] for solver='sgd', got 0")),
+    (dict(solver="sgd", batch_size=251), _q("batch_size must be an integer in [1, 250] for solver='sgd', got 251")),
+    (dict(solver="sgd", batch_size=True), _q("batch_size must be an integer in [1, 250] for solver='sgd', got True")),
+    (dict(solver="sgd", batch_size=5.0), _q("batch_size must be an integer in [1, 250] for solver='sgd', got 5.0")),
+    (dict(solver="sgd"), _q("batch_size must be an integer in [1, 250] for solver='sgd', got None")),
+    (dict(batch_size=10), _q("batch_size is only used by solver='sgd'; got batch_size=10 with solver='gd' "
+                             "(pass None)")),
+    (dict(h="l1"), _q("h must be a fedrepro.core.prox.Regularizer or None, got str")),
+    (dict(solver="agd", accelerated_output="v"),
+     _q("accelerated_output must be 'w' (eq. (12)) or 'u', got 'v'")),
+    (dict(gamma="fast"), _q("gamma must be a number, an array of shape (100,), None or 'uncoordinated', got 'fast'")),
+    (dict(gamma={}), _q("gamma must be a number or an array of shape (100,), got {}")),
+    (dict(gamma=0.0), r"^gamma must lie in \(0, 2/\(lam_bar \+ 1/rho\)\) = \(0, 0\.233582\), got 0\.0$"),
+    (dict(gamma=-0.1), r"^gamma must lie in \(0, 2/\(lam_bar \+ 1/rho\)\) = \(0, 0\.233582\), got -0\.1$"),
+    (dict(gamma=np.nan), r"^gamma must lie in .*, got nan$"),
+    (dict(gamma=np.full(100, 0.1) * (np.arange(100) != 7)),
+     r"^gamma\[7\] must lie in \(0, 2/\(lam_bar_i \+ 1/rho\)\) = \(0, 0\.\d+\), got np\.float64\(0\.0\)$"),
+    (dict(gamma=np.ones(3)), _q("gamma must be a scalar or an array of shape (100,), got shape (3,)")),
+    (dict(gamma=np.full((100, 1), 0.1)), _q("gamma must be a scalar or an array of shape (100,), got shape (100, 1)")),
+    (dict(solver="agd", gamma=0.1), _q("gamma is only used by solvers ('gd', 'sgd', 'noisy-gd'); got gamma=0.1 "
+                                       "with solver='agd'")),
+    (dict(solver="prox", gamma=0.1), r"^gamma is only used by solvers .* with solver='prox'$"),
+    (dict(solver="sgd", batch_size=10), _q("rng must be a numpy.random.Generator for solver='sgd'")),
+    (dict(solver="noisy-gd", tau=0.1), _q("rng must be a numpy.random.Generator for solver='noisy-gd' with tau > 0")),
+    (dict(solver="noisy-gd", tau=0.1, rng=1), _q("rng must be a numpy.random.Generator for solver='noisy-gd' "
+                                                 "with tau > 0")),
+    (dict(x=np.zeros((99, 5))), _q("x must have shape (100, 5) (one row per agent), got (99, 5)")),
+    (dict(z=np.zeros((100, 4))), _q("z must have shape (100, 5) (one row per agent), got (100, 4)")),
+    (dict(x=np.full((100, 5), np.nan)), _q("x must be finite")),
+    (dict(z=np.full((100, 5), np.inf)), _q("z must be finite")),
+    (dict(active=np.ones(100)), _q("active must be None or a boolean mask of shape (100,), got dtype float64 "
+                                   "and shape (100,)")),
+    (dict(active=np.ones(99, dtype=bool)), _q("active must be None or a boolean mask of shape (100,), got dtype "
+                                              "bool and shape (99,)")),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", ITERATION_MESSAGES)
+def test_iteration_messages_in_full(v2, kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        _it(v2, **kwargs)
+
+
+def test_problem_and_finite_sum_messages_in_full(quad):
+    with pytest.raises(ValueError, match=_q("problem must be a FederatedProblem, got str")):
+        fedplt_iteration(np.zeros((2, 2)), np.zeros((2, 2)), "quadratic", rho=1.0, Ne=1)
+    for call in (lambda: local_moduli("q", 1.0), lambda: fixed_point("q", 1.0),
+                 lambda: run_fedplt("q", rho=1.0, Ne=1, K=1)):
+        with pytest.raises(ValueError, match=_q("problem must be a FederatedProblem, got str")):
+            call()
+    with pytest.raises(ValueError, match=_q("solver='sgd' needs a finite-sum problem with data points; "
+                                            "QuadraticProblem has none (batch_size has no valid range)")):
+        _it(quad, solver="sgd", batch_size=1, rng=np.random.default_rng())
+    nc = logistic_v2(convex=False)  # lam = -0.25: the exact prox needs rho < 4
+    with pytest.raises(ValueError, match=_q("rho must satisfy lam + 1/rho > 0, i.e. rho < 4, for the exact local "
+                                            "prox (solver='prox'), got rho=4.0")):
+        _it(nc, solver="prox", rho=4.0)
+    _it(nc, solver="prox", rho=3.9)  # lam + 1/rho > 0: accepted
+    with pytest.raises(ValueError, match=_q("rho must be in (0, inf), got -1.0")):
+        local_moduli(quad, -1.0)
+    with pytest.raises(ValueError, match=_q("rho must be in (0, inf), got 0")):
+        fixed_point(quad, 0)
+
+
+RUN_MESSAGES = [
+    (dict(K=-1), _q("K (outer iterations) must be an integer >= 0, got -1")),
+    (dict(K=True), _q("K (outer iterations) must be an integer >= 0, got True")),
+    (dict(K=2.0), _q("K (outer iterations) must be an integer >= 0, got 2.0")),
+    (dict(seed=-3), _q("seed must be an integer >= 0, got -3")),
+    (dict(seed=True), _q("seed must be an integer >= 0, got True")),
+    (dict(seed=1.0), _q("seed must be an integer >= 0, got 1.0")),
+    (dict(rng=3), _q("rng must be a numpy.random.Generator or None")),
+    (dict(participation=("cohort", 0)), _q("participation ('cohort', c) needs an integer c in [1, 100], got 0")),
+    (dict(participation=("cohort", 101)), _q("participation ('cohort', c) needs an integer c in [1, 100], got 101")),
+    (dict(participation=("cohort", True)),
+     _q("participation ('cohort', c) needs an integer c in [1, 100], got True")),
+    (dict(participation=("cohort", 2.0)), _q("participation ('cohort', c) needs an integer c in [1, 100], got 2.0")),
+    (dict(participation="half"), _q("participation must be None, a probability in (0, 1], an array of shape (100,) "
+                                    "of probabilities in (0, 1], or ('cohort', c), got 'half'")),
+    (dict(participation=("cohort", 2, 3)), r"^participation must be None, a probability .* got \('cohort', 2, 3\)$"),
+    (dict(participation=("all", 2)), r"^participation must be None, a probability .* got \('all', 2\)$"),
+    (dict(participation={}), _q("participation must be None, a probability in (0, 1], an array of shape (100,), "
+                                "or ('cohort', c), got {}")),
+    (dict(participation=np.full(3, 0.5)),
+     _q("participation probabilities must be a scalar or have shape (100,), got (3,)")),
+    (dict(participation=0.0), _q("participation probabilities p_i must lie in (0, 1] (Assumption 2), got 0.0")),
+    (dict(participation=1.5), _q("participation probabilities p_i must lie in (0, 1] (Assumption 2), got 1.5")),
+    (dict(participation=np.nan), _q("participation probabilities p_i must lie in (0, 1] (Assumption 2), got nan")),
+    (dict(record=("x_err", "loss")), _q("record entries must be among ('x_err', 'z_err', 'xz_err', 'grad_sq', "
+                                        "'x_bar'), got ['loss']")),
+    (dict(tol="a"), _q("tol must be a real number >= 0 or None, got 'a'")),
+    (dict(tol=-1.0), _q("tol must be finite and >= 0, got -1.0")),
+    (dict(tol=np.inf), _q("tol must be finite and >= 0, got inf")),
+    (dict(tol=np.nan), _q("tol must be finite and >= 0, got nan")),
+    (dict(init="random"), _q("init must be 'zeros' or 'privacy', got 'random'")),
+    (dict(init="privacy"), _q("tau must be > 0 for init='privacy' (x_0 ~ N(0, 2 tau^2 I / lam)), got 0.0")),
+    (dict(x0=np.zeros((5, 5))), _q("x0 must have shape (100, 5) (one row per agent), got (5, 5)")),
+    (dict(z0=np.zeros((100, 6))), _q("z0 must have shape (100, 5) (one row per agent), got (100, 6)")),
+    (dict(x_ref=np.zeros(4)), _q("x_ref must have shape (5,), got (4,)")),
+]
+
+
+@pytest.mark.parametrize("kwargs,message", RUN_MESSAGES)
+def test_run_messages_in_full(v2, kwargs, message):
+    args = dict(rho=1.0, Ne=2, K=2)
+    args.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        run_fedplt(v2, **args)
+
+
+def test_privacy_init_needs_strong_convexity_message():
+    nc = logistic_v2(convex=False)
+    with pytest.raises(ValueError, match=_q("init='privacy' needs lam > 0 (strongly convex costs), got lam=-0.25")):
+        run_fedplt(nc, rho=1.0, Ne=1, K=1, solver="noisy-gd", tau=0.1, init="privacy")
