@@ -527,3 +527,274 @@ def test_privacy_init_needs_strong_convexity_message():
     nc = logistic_v2(convex=False)
     with pytest.raises(ValueError, match=_q("init='privacy' needs lam > 0 (strongly convex costs), got lam=-0.25")):
         run_fedplt(nc, rho=1.0, Ne=1, K=1, solver="noisy-gd", tau=0.1, init="privacy")
+
+
+# ----------------------------------------------------------------------------------------
+# one iteration against an agent-by-agent transcription of Algorithm 1
+# ----------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def small():
+    return logistic_v2(True, 0, N=12, q=30)
+
+
+def _agent_loop(p, x, z, rho, Ne, active, gamma=None, agd=None):
+    """Algorithm 1 written agent by agent: y = mean z; for each active agent N_e GD steps with
+    its own step gamma[i] (eq. (11)), or Nesterov steps (eq. (12)) when ``agd = (L, mu, out)``,
+    on d_i(w) = f_i(w) + ||w - v_i||^2 / (2 rho), v_i = 2 y - z_i; z_i += 2 (x_i - y)."""
+    y = z.mean(axis=0)
+    x, z = x.copy(), z.copy()
+    for i in np.flatnonzero(active):
+        v = 2.0 * y - z[i]
+
+        def g(w, i=i, v=v):
+            return p.grad(w[None], agents=np.array([i]))[0] + (w - v) / rho
+        w = x[i].copy()
+        if agd is None:
+            for _ in range(Ne):
+                w = w - gamma[i] * g(w)
+        else:
+            L, mu, out = agd
+            beta = (np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu))
+            u = w.copy()
+            for _ in range(Ne):
+                u_new = w - g(w) / L
+                w = u_new + beta * (u_new - u)
+                u = u_new
+            w = w if out == "w" else u
+        x[i] = w
+        z[i] = z[i] + 2.0 * (w - y)
+    return x, z, y
+
+
+def _random_state(p, seed):
+    rng = np.random.default_rng(seed)
+    return rng.standard_normal((p.N, p.n)), rng.standard_normal((p.N, p.n)), rng.random(p.N) < 0.5
+
+
+def test_per_agent_steps_with_partial_participation_follow_the_agent_loop(small):
+    rho, Ne = 0.8, 3
+    x, z, active = _random_state(small, 11)
+    assert 0 < active.sum() < small.N
+    upper = 2.0 / (np.asarray(small.lam_bar_i) + 1.0 / rho)
+    gamma = upper * np.linspace(0.2, 0.9, small.N)
+    x1, z1, y = fedplt_iteration(x, z, small, rho=rho, Ne=Ne, gamma=gamma, active=active)
+    xr, zr, yr = _agent_loop(small, x, z, rho, Ne, active, gamma=gamma)
+    # the same operations up to the order of the batched products: 1e-12
+    np.testing.assert_allclose(x1, xr, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z1, zr, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(y, yr, rtol=0, atol=1e-15)
+    # Remark 1: "uncoordinated" is gamma_i = 2 / (lam_bar_i + lam_i + 2/rho)
+    gi = 2.0 / (np.asarray(small.lam_bar_i) + np.asarray(small.lam_i) + 2.0 / rho)
+    assert np.ptp(gi) > 0  # the agents' steps differ
+    x2, z2, _ = fedplt_iteration(x, z, small, rho=rho, Ne=Ne, gamma="uncoordinated", active=active)
+    xr, zr, _ = _agent_loop(small, x, z, rho, Ne, active, gamma=gi)
+    np.testing.assert_allclose(x2, xr, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z2, zr, rtol=0, atol=1e-12)
+    # the default step: 2 / (lam_bar + lam + 2/rho) for every agent
+    x3, _, _ = fedplt_iteration(x, z, small, rho=rho, Ne=Ne, active=active)
+    g0 = np.full(small.N, 2.0 / (small.lam_bar + small.lam + 2.0 / rho))
+    np.testing.assert_allclose(x3, _agent_loop(small, x, z, rho, Ne, active, gamma=g0)[0], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("out", ["w", "u"])
+@pytest.mark.parametrize("convex", [True, False])
+def test_agd_iteration_follows_eq12_agent_by_agent(out, convex):
+    p = logistic_v2(convex, 0, N=12, q=30)
+    rho, Ne = (0.8, 4) if convex else (3.99, 4)  # nonconvex: lam + 1/rho = 6e-4 < 1e-3, floored
+    x, z, active = _random_state(p, 5)
+    mu = max(p.lam + 1.0 / rho, 1e-3) if not convex else p.lam + 1.0 / rho
+    L = p.lam_bar + 1.0 / rho
+    x1, z1, _ = fedplt_iteration(x, z, p, rho=rho, Ne=Ne, solver="agd", active=active, accelerated_output=out)
+    xr, zr, _ = _agent_loop(p, x, z, rho, Ne, active, agd=(L, mu, out))
+    np.testing.assert_allclose(x1, xr, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(z1, zr, rtol=0, atol=1e-12)
+    other = "u" if out == "w" else "w"
+    assert np.max(np.abs(x1 - _agent_loop(p, x, z, rho, Ne, active, agd=(L, mu, other))[0])) > 1e-6
+
+
+def test_local_moduli_per_agent_and_floor(small):
+    rho = 2.0
+    mu, L = local_moduli(small, rho, per_agent=True)
+    np.testing.assert_allclose(mu, np.asarray(small.lam_i) + 0.5, rtol=1e-15)
+    np.testing.assert_allclose(L, np.asarray(small.lam_bar_i) + 0.5, rtol=1e-15)
+    assert mu.shape == L.shape == (small.N,)
+    nc = logistic_v2(False, 0, N=12, q=30)
+    mu, L = local_moduli(nc, 10.0, per_agent=True)  # lam_i + 1/rho = -0.15 < 0: floored
+    np.testing.assert_array_equal(mu, np.full(nc.N, 1e-3))
+    np.testing.assert_allclose(L, np.asarray(nc.lam_bar_i) + 0.1, rtol=1e-15)
+    mu, L = local_moduli(nc, 3.0)
+    assert mu == pytest.approx(nc.lam + 1 / 3, rel=1e-12) and L == pytest.approx(nc.lam_bar + 1 / 3, rel=1e-15)
+    assert isinstance(mu, float) and isinstance(L, float)
+    mu, _ = local_moduli(nc, 1 / 0.2509)  # lam + 1/rho = 9e-4: just below the floor
+    assert mu == 1e-3
+    # a strongly convex problem is never floored, however small lam + 1/rho is
+    q = QuadraticProblem(np.broadcast_to(1e-5 * np.eye(2), (3, 2, 2)), np.zeros((3, 2)))
+    mu, _ = local_moduli(q, 1e6)
+    assert mu == pytest.approx(1e-5 + 1e-6, rel=1e-12)
+
+
+def test_fixed_point_with_a_reference(small):
+    rho = 0.6
+    xr = np.linspace(-1.0, 1.0, small.n)
+    X, Z = fixed_point(small, rho, xr)
+    np.testing.assert_array_equal(X, np.tile(xr, (small.N, 1)))
+    G = np.stack([small.grad(xr[None], agents=np.array([i]))[0] for i in range(small.N)])
+    np.testing.assert_allclose(Z, xr - rho * G, rtol=0, atol=1e-15)
+    X, Z = fixed_point(small, rho)
+    np.testing.assert_array_equal(X[3], small.x_star())
+
+
+# ----------------------------------------------------------------------------------------
+# run_fedplt: records, settings, stopping, defaults
+# ----------------------------------------------------------------------------------------
+def test_run_records_follow_their_definitions(small):
+    rho = 0.7
+    run = run_fedplt(small, rho=rho, Ne=2, K=4, record=("x_err", "z_err", "xz_err", "grad_sq", "x_bar"))
+    xs = small.x_star()
+    zs = xs - rho * small.grad(np.tile(xs, (small.N, 1)))
+    assert run.x_err[-1] == pytest.approx(np.linalg.norm(run.x - xs), rel=1e-14)
+    assert run.z_err[-1] == pytest.approx(np.linalg.norm(run.z - zs), rel=1e-12)
+    np.testing.assert_allclose(run.xz_err, np.hypot(run.x_err, run.z_err), rtol=1e-15)
+    np.testing.assert_allclose(run.x_bar[-1], run.x.mean(axis=0), rtol=0, atol=1e-15)
+    np.testing.assert_array_equal(run.x_bar[0], 0.0)
+    g = small.total_grad(run.x.mean(axis=0))
+    assert run.grad_sq[-1] == pytest.approx(float(g @ g), rel=1e-12)
+    assert run.grad_sq[0] == pytest.approx(float(small.total_grad(np.zeros(small.n)) @ small.total_grad(
+        np.zeros(small.n))), rel=1e-12)
+    assert all(len(a) == 5 for a in (run.x_err, run.z_err, run.xz_err, run.grad_sq, run.x_bar))
+    # y is the coordinator's y_K = mean z_{K-1} (h = 0), from the run one iteration shorter
+    prev = run_fedplt(small, rho=rho, Ne=2, K=3, record=())
+    np.testing.assert_allclose(run.y, prev.z.mean(axis=0), rtol=0, atol=1e-15)
+    assert run.iterations == 4 and run.iterations_to_tol is None
+    np.testing.assert_array_equal(run.x_ref, xs)
+
+
+def test_run_records_only_what_is_asked(small):
+    only_z = run_fedplt(small, rho=1.0, Ne=1, K=2, record=("z_err",))
+    assert only_z.x_err is None and only_z.xz_err is None and only_z.grad_sq is None and only_z.x_bar is None
+    assert only_z.z_err is not None and len(only_z.z_err) == 3
+    only_x = run_fedplt(small, rho=1.0, Ne=1, K=2, record=("x_err",))
+    assert only_x.z_err is None and only_x.x_err is not None
+    assert run_fedplt(small, rho=1.0, Ne=1, K=2, record=("xz_err",)).xz_err.shape == (3,)
+    with_tol = run_fedplt(small, rho=1.0, Ne=1, K=2, record=(), tol=1e-30)
+    assert with_tol.grad_sq is not None and len(with_tol.grad_sq) == 3 and with_tol.iterations_to_tol is None
+    assert run_fedplt(small, rho=1.0, Ne=1, K=2, record=["grad_sq"]).grad_sq.shape == (3,)  # a list is accepted
+    nc = logistic_v2(False, 0, N=12, q=30)
+    plain = run_fedplt(nc, rho=1.0, Ne=1, K=2)  # weakly convex, no x_ref: no reference point
+    assert plain.x_err is None and plain.z_err is None and plain.x_ref is None and plain.grad_sq is not None
+    xr = np.ones(nc.n)
+    ref = run_fedplt(nc, rho=1.0, Ne=1, K=2, x_ref=xr)
+    np.testing.assert_array_equal(ref.x_ref, xr)
+    assert ref.x_err[0] == pytest.approx(np.sqrt(nc.N * nc.n), rel=1e-15)  # x_0 = 0
+
+
+def test_zero_regulariser_is_dropped(small):
+    h0 = regularizer("l1", weight=0.0)
+    a = run_fedplt(small, rho=1.0, Ne=2, K=3, h=h0)
+    b = run_fedplt(small, rho=1.0, Ne=2, K=3)
+    assert a.settings["h"] is None and a.x_err is not None  # x* is the reference again
+    np.testing.assert_array_equal(a.x, b.x)
+    h = regularizer("l1", weight=0.5)
+    c = run_fedplt(small, rho=1.0, Ne=2, K=3, h=h)
+    assert c.settings["h"] == ("l1", dict(h.params)) and c.x_err is None
+
+
+def test_run_settings_are_the_resolved_parameters(small):
+    rho = 0.5
+    run = run_fedplt(small, rho=rho, Ne=3, K=1, solver="noisy-gd", tau=0.01, participation=("cohort", 4),
+                     seed=7, tol=1e-9, record=())
+    mu, L = small.lam + 1 / rho, small.lam_bar + 1 / rho
+    expected = {"rho": rho, "Ne": 3, "solver": "noisy-gd", "gamma": pytest.approx(2 / (L + mu), rel=1e-15),
+                "mu_d": pytest.approx(mu, rel=1e-15), "L_d": pytest.approx(L, rel=1e-15), "tau": 0.01,
+                "batch_size": None, "participation": ("cohort", 4), "init": "zeros", "seed": 7, "tol": 1e-9,
+                "accelerated_output": "w", "h": None}
+    assert run.settings == expected
+    s = run_fedplt(small, rho=1.0, Ne=1, K=1, solver="sgd", batch_size=30, record=()).settings
+    assert s["batch_size"] == 30 and s["gamma"] == pytest.approx(2 / (small.lam_bar + small.lam + 2), rel=1e-15)
+    a = run_fedplt(small, rho=1.0, Ne=1, K=1, solver="agd", accelerated_output="u", record=()).settings
+    assert a["gamma"] is None and a["accelerated_output"] == "u" and a["tol"] is None
+    gamma = np.full(small.N, 0.1)
+    g = run_fedplt(small, rho=1.0, Ne=1, K=1, gamma=gamma, record=()).settings["gamma"]
+    np.testing.assert_array_equal(g, gamma)
+    gamma[0] = 0.2  # the run keeps its own copy
+    assert g[0] == 0.1
+
+
+def test_tol_ties_and_a_start_below_tol(small):
+    run = run_fedplt(small, rho=1.0, Ne=2, K=6, record=("grad_sq",))
+    assert np.all(np.diff(run.grad_sq) < 0)
+    tie = run_fedplt(small, rho=1.0, Ne=2, K=6, tol=float(run.grad_sq[3]))
+    assert tie.iterations_to_tol == 3 and tie.iterations == 3  # grad_sq <= tol, reached with equality
+    at0 = run_fedplt(small, rho=1.0, Ne=2, K=6, tol=1e9, record=("grad_sq", "x_err"))
+    assert at0.iterations_to_tol == 0 and at0.iterations == 0
+    assert len(at0.grad_sq) == 1 and len(at0.x_err) == 1 and len(at0.comms) == 1
+    np.testing.assert_array_equal(at0.x, 0.0)
+    go_on = run_fedplt(small, rho=1.0, Ne=2, K=6, tol=1e9, stop_at_tol=False)
+    assert go_on.iterations_to_tol == 0 and go_on.iterations == 6 and len(go_on.grad_sq) == 7
+    zero = run_fedplt(small, rho=1.0, Ne=2, K=2, tol=0)
+    assert zero.settings["tol"] == 0.0 and zero.iterations_to_tol is None
+
+
+def test_run_defaults(small):
+    base = dict(rho=1.0, Ne=2, K=4, participation=0.5)
+    a = run_fedplt(small, **base)
+    b = run_fedplt(small, seed=0, **base)
+    c = run_fedplt(small, seed=1, **base)
+    np.testing.assert_array_equal(a.x, b.x)
+    assert not np.array_equal(a.active_count, c.active_count) or not np.array_equal(a.x, c.x)
+    assert a.settings["seed"] == 0 and a.settings["init"] == "zeros" and a.settings["solver"] == "gd"
+    assert a.x_err is not None and a.z_err is not None and a.grad_sq is not None and a.xz_err is None
+    assert a.x_bar is None
+    np.testing.assert_array_equal(a.time_cost(), a.grad_evals + 10.0 * a.comms)
+    np.testing.assert_array_equal(a.time_cost(2.0), 2.0 * a.grad_evals + 10.0 * a.comms)
+    # fedplt_iteration's defaults: GD with the default step, every agent, output w
+    x, z, _ = _random_state(small, 3)
+    d = fedplt_iteration(x, z, small, rho=1.0, Ne=2)
+    e = fedplt_iteration(x, z, small, rho=1.0, Ne=2, solver="gd", gamma=None, active=None, tau=0.0)
+    for u, v in zip(d, e, strict=True):
+        np.testing.assert_array_equal(u, v)
+
+
+def test_initial_states_and_seeded_generator(small):
+    x0, z0, _ = _random_state(small, 8)
+    run0 = run_fedplt(small, rho=1.0, Ne=2, K=0, x0=x0, z0=z0)
+    np.testing.assert_array_equal(run0.x, x0)
+    np.testing.assert_array_equal(run0.z, z0)
+    np.testing.assert_allclose(run0.y, z0.mean(axis=0), rtol=0, atol=1e-15)
+    run1 = run_fedplt(small, rho=1.0, Ne=2, K=1, x0=x0, z0=z0)
+    x1, z1, y1 = fedplt_iteration(x0, z0, small, rho=1.0, Ne=2)
+    np.testing.assert_array_equal(run1.x, x1)
+    np.testing.assert_array_equal(run1.z, z1)
+    np.testing.assert_array_equal(run1.y, y1)
+    g = run_fedplt(small, rho=1.0, Ne=2, K=3, participation=0.5, rng=np.random.default_rng(4), seed=-1)
+    s = run_fedplt(small, rho=1.0, Ne=2, K=3, participation=0.5, seed=4)
+    np.testing.assert_array_equal(g.x, s.x)  # rng given: seed is not read
+
+
+def test_participation_probabilities_per_agent_and_boundaries(small):
+    N = small.N
+    p = np.where(np.arange(N) < N // 2, 1.0, 1e-300)  # half always, half (in effect) never active
+    run = run_fedplt(small, rho=1.0, Ne=2, K=5, participation=p, record=())
+    np.testing.assert_array_equal(run.active_count[1:], N // 2)
+    np.testing.assert_array_equal(run.x[N // 2:], 0.0)
+    assert np.all(np.any(run.x[:N // 2] != 0.0, axis=1))
+    np.testing.assert_array_equal(run.grad_evals, np.arange(6) * (N // 2) * 2)
+    np.testing.assert_array_equal(run.comms, np.arange(6) * (N // 2))
+    full = run_fedplt(small, rho=1.0, Ne=2, K=3, participation=1.0, record=())
+    np.testing.assert_array_equal(full.active_count[1:], N)
+    for c in (1, N):
+        coh = run_fedplt(small, rho=1.0, Ne=2, K=3, participation=("cohort", c), record=())
+        np.testing.assert_array_equal(coh.active_count, [0, c, c, c])
+        np.testing.assert_array_equal(coh.grad_evals, np.arange(4) * 2 * c)
+    coh = run_fedplt(small, rho=1.0, Ne=2, K=1, participation=("cohort", np.int64(N - 1)), record=())
+    assert coh.active_count[1] == N - 1
+    bern = run_fedplt(small, rho=1.0, Ne=3, K=40, participation=0.5, record=())
+    np.testing.assert_array_equal(np.diff(bern.grad_evals), 3 * bern.active_count[1:])
+    assert 0 < bern.active_count[1:].min() and bern.active_count[1:].max() < N
+
+
+def test_progress_bar_is_optional(small, capsys):
+    run_fedplt(small, rho=1.0, Ne=2, K=3, record=())
+    assert capsys.readouterr().err == ""
+    run_fedplt(small, rho=1.0, Ne=2, K=3, record=(), progress=True)
+    assert "Fed-PLT (gd, Ne=2)" in capsys.readouterr().err
