@@ -798,3 +798,26 @@ def test_progress_bar_is_optional(small, capsys):
     assert capsys.readouterr().err == ""
     run_fedplt(small, rho=1.0, Ne=2, K=3, record=(), progress=True)
     assert "Fed-PLT (gd, Ne=2)" in capsys.readouterr().err
+
+
+def test_integer_states_and_noiseless_noisy_gd_without_rng(small):
+    xi = np.arange(small.N * small.n).reshape(small.N, small.n) % 3  # integer arrays
+    zi = -xi
+    a = fedplt_iteration(xi, zi, small, rho=1.0, Ne=2)
+    b = fedplt_iteration(xi.astype(float), zi.astype(float), small, rho=1.0, Ne=2)
+    for u, v in zip(a, b, strict=True):
+        assert u.dtype == np.float64
+        np.testing.assert_array_equal(u, v)
+    run = run_fedplt(small, rho=1.0, Ne=2, K=1, x0=xi, z0=zi)
+    np.testing.assert_array_equal(run.x, b[0])
+    # tau = 0: noisy GD is GD and needs no generator
+    c = fedplt_iteration(xi, zi, small, rho=1.0, Ne=2, solver="noisy-gd", tau=0.0)
+    np.testing.assert_array_equal(c[0], b[0])
+
+
+def test_participation_probabilities_as_python_numbers(small):
+    from fractions import Fraction
+    run = run_fedplt(small, rho=1.0, Ne=1, K=2, participation=[Fraction(1, 1)] * small.N, record=())
+    np.testing.assert_array_equal(run.active_count[1:], small.N)
+    one = run_fedplt(small, rho=1.0, Ne=1, K=2, participation=Fraction(1, 1), record=())
+    np.testing.assert_array_equal(one.active_count[1:], small.N)
