@@ -821,3 +821,16 @@ def test_participation_probabilities_as_python_numbers(small):
     np.testing.assert_array_equal(run.active_count[1:], small.N)
     one = run_fedplt(small, rho=1.0, Ne=1, K=2, participation=Fraction(1, 1), record=())
     np.testing.assert_array_equal(one.active_count[1:], small.N)
+
+
+def test_privacy_init_rejects_lam_zero_and_records_are_float(small):
+    from fedrepro.problems.logistic import LogisticProblem
+    flat = LogisticProblem(small.features, small.labels, reg="nonconvex", reg_weight=0.0)
+    assert flat.lam == 0.0  # the boundary of lam > 0
+    with pytest.raises(ValueError, match=r"^init='privacy' needs lam > 0 \(strongly convex costs\), got lam=-?0\.0$"):
+        run_fedplt(flat, rho=1.0, Ne=1, K=1, solver="noisy-gd", tau=0.1, init="privacy", x_ref=np.zeros(flat.n))
+    run = run_fedplt(small, rho=1.0, Ne=1, K=2, record=("x_err", "z_err", "xz_err", "grad_sq", "x_bar"))
+    for name in ("x_err", "z_err", "xz_err", "grad_sq", "x_bar"):
+        assert getattr(run, name).dtype == np.float64, name
+    for name in ("comms", "grad_evals", "active_count"):
+        assert getattr(run, name).dtype == np.int64, name
