@@ -797,7 +797,9 @@ def test_progress_bar_is_optional(small, capsys):
     run_fedplt(small, rho=1.0, Ne=2, K=3, record=())
     assert capsys.readouterr().err == ""
     run_fedplt(small, rho=1.0, Ne=2, K=3, record=(), progress=True)
-    assert "Fed-PLT (gd, Ne=2)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Fed-PLT (gd, Ne=2)" in err
+    assert err.endswith("\r")  # leave=False: the bar is cleared at the end, not left on its line
 
 
 def test_integer_states_and_noiseless_noisy_gd_without_rng(small):
@@ -834,3 +836,9 @@ def test_privacy_init_rejects_lam_zero_and_records_are_float(small):
         assert getattr(run, name).dtype == np.float64, name
     for name in ("comms", "grad_evals", "active_count"):
         assert getattr(run, name).dtype == np.int64, name
+
+
+def test_xz_err_needs_a_reference():
+    nc = logistic_v2(False, 0, N=12, q=30)
+    run = run_fedplt(nc, rho=1.0, Ne=1, K=2, record=("xz_err", "grad_sq"))
+    assert run.xz_err is None and run.x_err is None and run.grad_sq.shape == (3,)
