@@ -842,3 +842,33 @@ def test_xz_err_needs_a_reference():
     nc = logistic_v2(False, 0, N=12, q=30)
     run = run_fedplt(nc, rho=1.0, Ne=1, K=2, record=("xz_err", "grad_sq"))
     assert run.xz_err is None and run.x_err is None and run.grad_sq.shape == (3,)
+
+
+def test_step_range_ends_are_open(small):
+    rho = 0.5
+    # scalar: gamma = 2/(lam_bar + 1/rho) itself is rejected, just below it accepted
+    upper = 2.0 / (small.lam_bar + 1.0 / rho)
+    with pytest.raises(ValueError, match=r"^gamma must lie in \(0, 2/\(lam_bar \+ 1/rho\)\)"):
+        _it(small, rho=rho, gamma=upper)
+    _it(small, rho=rho, gamma=np.nextafter(upper, 0.0))
+    # per agent: 2/(lam_bar_i + 1/rho), each end open
+    up_i = 2.0 / (np.asarray(small.lam_bar_i) + 1.0 / rho)
+    ok = 0.5 * up_i
+    _it(small, rho=rho, gamma=np.nextafter(up_i, 0.0))
+    for i, factor in ((4, 1.0), (9, 1.01)):
+        g = ok.copy()
+        g[i] = factor * up_i[i]
+        with pytest.raises(ValueError, match=rf"^gamma\[{i}\] must lie in \(0, 2/\(lam_bar_i \+ 1/rho\)\)"):
+            _it(small, rho=rho, gamma=g)
+
+
+def test_smallest_batch_and_no_active_agent(small):
+    x, z, _ = _random_state(small, 2)
+    x1, _, _ = fedplt_iteration(x, z, small, rho=1.0, Ne=2, solver="sgd", batch_size=1, rng=np.random.default_rng(0))
+    assert np.all(np.isfinite(x1)) and not np.array_equal(x1, x)
+    none = run_fedplt(small, rho=1.0, Ne=2, K=3, participation=1e-300, record=())
+    np.testing.assert_array_equal(none.active_count, 0)
+    np.testing.assert_array_equal(none.grad_evals, 0)  # no agent, no gradient
+    np.testing.assert_array_equal(none.comms, 0)
+    with pytest.raises(ValueError, match=r"^x_ref must have shape \(5,\), got \(3,\)$"):
+        fixed_point(small, 1.0, np.zeros(3))
