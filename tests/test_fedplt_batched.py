@@ -548,3 +548,31 @@ def test_stream_ids_accept_unsigned_and_zero(unit):
     a = run_batched(_ScaleP(unit, Ne=1, c=1.0), K=3, runs=2, participation=0.5, tol=0.0,
                     stream_ids=np.array([0, 0], dtype=np.uint8))
     np.testing.assert_array_equal(a.final_state["seen"][0], a.final_state["seen"][1])
+
+
+def test_local_solvers_return_a_float_copy():
+    W0 = np.ones((2, 3, 2), dtype=np.int64)
+
+    def grad(W):
+        return 2.0 * W
+
+    for out in (local_gd(grad, W0, 0.1, 0), local_agd(grad, W0, 4.0, 1.0, 0)):
+        assert out.dtype == np.float64 and not np.shares_memory(out, W0)
+        np.testing.assert_array_equal(out, 1.0)
+    F0 = np.ones((2, 3, 2))
+    for out in (local_gd(grad, F0, 0.1, 0), local_agd(grad, F0, 4.0, 1.0, 0)):
+        assert not np.shares_memory(out, F0)
+    # one AGD step from u^0 = w^0: u^1 = w^0 - grad/L, w^1 = u^1 + beta (u^1 - u^0), beta = (2 - 1)/(2 + 1)
+    u1 = 1.0 - 2.0 / 4.0
+    np.testing.assert_allclose(local_agd(grad, W0, 4, 1, 1), u1 + (u1 - 1.0) / 3.0, rtol=1e-15)
+
+
+def test_masks_subsets_and_realised_time_edges(unit):
+    full = cohort_masks(RunStreams(0, 3), 4, 4)
+    assert full.dtype == bool and full.all()
+    assert cohort_masks(RunStreams(0, 3), 4, 2).dtype == bool
+    two = _Scale(unit, Ne=1, c=[0.5, 0.6])
+    assert two.subset(np.array([0, 1])).runs_required == 2 and two.subset(np.array([1])).runs_required == 1
+    done = run_batched(_Scale(unit, Ne=1, c=0.5), K=5, tol=100.0)  # reached at k = 0: nothing spent
+    np.testing.assert_array_equal(done.realised_time(), [0.0])
+    np.testing.assert_array_equal(done.paper_time(_Scale(unit, Ne=1, c=0.5)), [0.0])
