@@ -416,7 +416,9 @@ def test_progress_bar_is_optional(unit, capsys):
     run_batched(algo, K=3, tol=0.0)
     assert capsys.readouterr().err == ""
     run_batched(algo, K=3, tol=0.0, progress=True)
-    assert "Scale (gd, Ne=2, R=2)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "Scale (gd, Ne=2, R=2)" in err
+    assert err.endswith("\r")  # leave=False: the bar is cleared at the end
 
 
 def test_run_streams_are_children_of_the_seed_sequence():
@@ -576,3 +578,53 @@ def test_masks_subsets_and_realised_time_edges(unit):
     done = run_batched(_Scale(unit, Ne=1, c=0.5), K=5, tol=100.0)  # reached at k = 0: nothing spent
     np.testing.assert_array_equal(done.realised_time(), [0.0])
     np.testing.assert_array_equal(done.paper_time(_Scale(unit, Ne=1, c=0.5)), [0.0])
+
+
+class _Drawn(_Scale):
+    """The toy with a random start: m_0 = one standard normal vector per run, from its init stream."""
+
+    def init_state(self, runs, streams):
+        return {"m": streams.normal((self.problem.n,)), "seen": np.zeros((runs, self.problem.N))}
+
+
+class _Bounce(_Scale):
+    """Run r's model is 1e20 (1, ..., 1) at k = 1 if bounce_r, else c^k (1, ..., 1)."""
+
+    def init_state(self, runs, streams):
+        return {**super().init_state(runs, streams), "k": np.zeros((runs, 1))}
+
+    def step(self, state, active, streams):
+        new, evals = super().step(state, active, streams)
+        k = state["k"] + 1
+        jump = (self.params["bounce"][:, None] > 0) & (k == 1)
+        m = np.where(jump, 1e20, self.params["c"] ** k * np.ones_like(new["m"]))
+        return {**new, "m": m, "k": k}, evals
+
+
+def test_init_draws_come_from_the_init_stream_of_each_run(unit):
+    run = run_batched(_Drawn(unit, Ne=1, c=0.5), K=0, runs=3, seed=4, stream_ids=[1, 1, 0])
+    init_ss = np.random.SeedSequence(4).spawn(3)[0]
+    kids = init_ss.spawn(2)
+    ref = np.stack([np.random.default_rng(kids[i]).standard_normal(2) for i in (1, 1, 0)])
+    np.testing.assert_array_equal(run.final_state["m"], ref)
+
+
+def test_divergence_flags_stay_and_the_threshold_is_strict(unit):
+    run = run_batched(_Bounce(unit, Ne=1, c=0.5, bounce=[1.0, 0.0]), K=4, tol=0.0)
+    assert run.grad_sq[0, 1] > DIVERGED and run.grad_sq[0, 2] < 2.0  # back below after one iteration
+    np.testing.assert_array_equal(run.diverged, [True, False])  # a diverged run stays diverged
+    one = QuadraticProblem(np.ones((1, 1, 1)), np.zeros((1, 1)))  # grad_sq = m^2
+    at = run_batched(_Scale(one, Ne=1, c=1e15), K=1, tol=0.0)
+    assert at.grad_sq[0, 1] == DIVERGED and not at.diverged[0]  # 1e30 itself is not beyond
+    above = run_batched(_Scale(one, Ne=1, c=1.0000001e15), K=1, tol=0.0)
+    assert above.diverged[0]
+
+
+def test_overflow_in_the_loop_is_silent_and_counters_are_integers(unit):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = run_batched(_Scale(unit, Ne=1, c=[1e200, 0.5]), K=3, tol=0.0)
+    assert run.diverged[0] and not run.diverged[1]
+    for name in ("grad_evals", "comms", "active_count", "iterations_to_tol"):
+        assert getattr(run, name).dtype == np.int64, name
