@@ -628,3 +628,30 @@ def test_overflow_in_the_loop_is_silent_and_counters_are_integers(unit):
     assert run.diverged[0] and not run.diverged[1]
     for name in ("grad_evals", "comms", "active_count", "iterations_to_tol"):
         assert getattr(run, name).dtype == np.int64, name
+
+
+class _Start(_ScaleP):
+    """The toy from m_0 = m0_r (1, ..., 1), drawing one uniform per iteration from its solver stream."""
+
+    def init_state(self, runs, streams):
+        m0 = np.broadcast_to(self.params["m0"], (runs,))[:, None]
+        return {"m": m0 * np.ones((runs, self.problem.n)), "seen": np.zeros((runs, self.problem.N)),
+                "u": np.zeros((runs, 0))}
+
+    def step(self, state, active, streams):
+        new, evals = super().step(state, active, streams)
+        return {**new, "u": np.concatenate([state["u"], streams.uniform((1,))], axis=1)}, evals
+
+
+def test_drop_finished_drops_a_run_done_at_k0_and_keeps_the_others_streams(unit):
+    algo = _Start(unit, Ne=1, c=0.5, m0=[0.01, 1.0])  # grad_sq(0) = 18 m0^2: run 0 is done at k = 0
+    kw = dict(K=6, tol=1e-2, participation=("cohort", 2), stop_when_done=False, seed=2)
+    dropped = run_batched(algo, drop_finished=True, **kw)
+    kept = run_batched(algo, **kw)
+    np.testing.assert_array_equal(dropped.iterations_to_tol, [0, 6])
+    assert np.all(np.isnan(dropped.grad_sq[0, 1:])) and not np.any(np.isnan(kept.grad_sq[0]))
+    np.testing.assert_array_equal(dropped.active_count[0], 0)
+    # run 1 draws the same cohorts and solver numbers with or without run 0 beside it
+    np.testing.assert_array_equal(dropped.final_state["seen"][-1], kept.final_state["seen"][1])
+    np.testing.assert_array_equal(dropped.final_state["u"][-1], kept.final_state["u"][1])
+    np.testing.assert_array_equal(dropped.grad_sq[1], kept.grad_sq[1])
