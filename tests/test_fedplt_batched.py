@@ -655,3 +655,19 @@ def test_drop_finished_drops_a_run_done_at_k0_and_keeps_the_others_streams(unit)
     np.testing.assert_array_equal(dropped.final_state["seen"][-1], kept.final_state["seen"][1])
     np.testing.assert_array_equal(dropped.final_state["u"][-1], kept.final_state["u"][1])
     np.testing.assert_array_equal(dropped.grad_sq[1], kept.grad_sq[1])
+
+
+def test_fallback_shape_feature_cache_and_float_parameters(unit):
+    p = random_quadratic(N=3, n=2, lam=0.5, lam_bar=2.0, rng=np.random.default_rng(0))
+    X = np.random.default_rng(5).standard_normal((2, 4, 3, 2))
+    G = stacked_grad(p, X)
+    assert G.shape == X.shape
+    np.testing.assert_allclose(G[1, 2], p.grad(X[1, 2]), rtol=0, atol=ROUNDOFF)
+    lp = logistic_v2(True, 1, N=4, q=6)  # a fresh problem: the transposed features are made once
+    stacked_grad(lp, np.zeros((2, lp.N, lp.n)))
+    first = lp._stacked_signed_features
+    np.testing.assert_array_equal(first, lp._signed_t.transpose(0, 2, 1))
+    stacked_grad(lp, np.ones((3, lp.N, lp.n)))
+    assert lp._stacked_signed_features is first
+    algo = _Scale(unit, Ne=1, c=[1, 2], d=3)
+    assert algo.params["c"].dtype == np.float64 and algo.params["d"].dtype == np.float64
