@@ -671,3 +671,11 @@ def test_fallback_shape_feature_cache_and_float_parameters(unit):
     assert lp._stacked_signed_features is first
     algo = _Scale(unit, Ne=1, c=[1, 2], d=3)
     assert algo.params["c"].dtype == np.float64 and algo.params["d"].dtype == np.float64
+
+
+def test_overflow_of_the_initial_metric_is_silent(unit):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = run_batched(_Start(unit, Ne=1, c=0.5, m0=[1e200, 1.0]), K=1, tol=0.0, stop_when_done=False)
+    assert run.grad_sq[0, 0] == np.inf and run.diverged[0] and not run.diverged[1]
