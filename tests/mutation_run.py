@@ -50,7 +50,9 @@ TARGETS: dict[str, list[str]] = {
     # without test_fedplt_checks.py: the checks call spectral_norm/radius on thousands of instances,
     # so a mutant of them costs 30-70 s; the operators are checked directly by the two files below
     "core/operators": ["test_operators.py", "test_operators_grid.py", "test_fedplt_noise_floor.py"],
-    "fedplt/algorithm": _FEDPLT + ["test_fedplt_participation.py", "test_fedplt_checks.py"],
+    # without test_fedplt_checks.py: its scorecard-provider test (27 s, the quick profile of every
+    # check) made each surviving mutant cost 35-45 s; see MUTATION.md
+    "fedplt/algorithm": _FEDPLT + ["test_fedplt_participation.py"],
     "fedplt/batched": _BASELINES,
     "fedplt/baselines/fedplt": _BASELINES,
     "fedplt/baselines/fedlin": _BASELINES,

@@ -1,6 +1,8 @@
 """The batched engine (stacked runs) and Fed-PLT written on it, against the reference
 implementation of Algorithm 1 (``fedrepro.fedplt.algorithm``)."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -8,6 +10,8 @@ from fedrepro.fedplt.algorithm import fedplt_iteration, run_fedplt
 from fedrepro.fedplt.baselines import ALGORITHMS, algorithm_class
 from fedrepro.fedplt.baselines.fedplt import FedPLT
 from fedrepro.fedplt.batched import (
+    DIVERGED,
+    BatchedAlgorithm,
     RunStreams,
     cohort_masks,
     local_agd,
@@ -18,7 +22,7 @@ from fedrepro.fedplt.batched import (
 )
 from fedrepro.fedplt.tuning import grid_points, grid_search
 from fedrepro.problems.logistic import logistic_v2
-from fedrepro.problems.quadratic import random_quadratic
+from fedrepro.problems.quadratic import QuadraticProblem, random_quadratic
 
 # Round-off of one batched product against the per-agent oracle: a few ulps of O(1) values.
 ROUNDOFF = 1e-13
@@ -266,3 +270,430 @@ def test_privacy_initialisation_needs_strong_convexity():
     assert problem.lam == 0.0 and problem.convex
     with pytest.raises(ValueError, match=r"^init='privacy' needs lam > 0 and tau > 0"):
         FedPLT(problem, Ne=2, solver="noisy-gd", rho=1.0, tau=0.1, init="privacy")
+
+
+# ----------------------------------------------------------------------------------------
+# the driver on a toy algorithm with a closed-form trajectory, every message in full
+# ----------------------------------------------------------------------------------------
+
+
+def _q(s: str) -> str:
+    """A message as an anchored regular expression."""
+    return "^" + re.escape(s) + "$"
+
+
+class _Scale(BatchedAlgorithm):
+    """Toy algorithm: the model of run r is ``c_r^k (1, ..., 1)`` after k iterations; each
+    iteration reports ``N_e |A|`` gradient evaluations. Every class attribute is the default."""
+
+    name = "Scale"
+    solvers = ("gd",)
+
+    def init_state(self, runs, streams):
+        return {"m": np.ones((runs, self.problem.n)), "seen": np.zeros((runs, self.problem.N))}
+
+    def step(self, state, active, streams):
+        c = self.params["c"]
+        c = c[:, None] if c.ndim == 1 else c
+        runs = state["m"].shape[0]
+        n_active = np.full(runs, self.problem.N) if active is None else active.sum(axis=1)
+        seen = state["seen"] + (1.0 if active is None else active)
+        return {"m": state["m"] * c, "seen": seen}, self.Ne * n_active
+
+    def model(self, state):
+        return state["m"]
+
+
+class _ScaleP(_Scale):
+    partial_participation = True
+
+
+@pytest.fixture(scope="module")
+def unit():
+    """f_i(x) = ||x||^2 / 2 on N = 3 agents, n = 2: sum_i grad f_i(x) = 3 x, so the toy's
+    grad_sq after k iterations is 9 * 2 * c^(2k)."""
+    return QuadraticProblem(np.broadcast_to(np.eye(2), (3, 2, 2)), np.zeros((3, 2)))
+
+
+def _k_star(c, tol, K):
+    for k in range(K + 1):
+        if 18.0 * c ** (2 * k) <= tol:
+            return k
+    return -1
+
+
+def test_driver_follows_the_closed_form_of_the_toy(unit):
+    c = np.array([0.5, 0.1, 0.9])
+    algo = _Scale(unit, Ne=2, c=c)
+    assert algo.runs_required == 3 and algo.rounds == 1 and algo.extra_gradients == 0
+    assert algo.partial_participation is False and algo.random_local_steps is False
+    run = run_batched(algo, K=12, tol=1e-3)
+    k = np.arange(13)
+    expected = 18.0 * c[:, None] ** (2 * k)
+    assert run.iterations == 12 and run.grad_sq.shape == (3, 13)  # run 2 is not done by K = 12
+    np.testing.assert_allclose(run.grad_sq, expected, rtol=1e-13)
+    np.testing.assert_array_equal(run.iterations_to_tol, [_k_star(v, 1e-3, 12) for v in c])
+    np.testing.assert_array_equal(run.converged, [True, True, False])
+    np.testing.assert_array_equal(run.comms, np.tile(3 * k, (3, 1)))
+    np.testing.assert_array_equal(run.grad_evals, np.tile(6 * k, (3, 1)))
+    np.testing.assert_array_equal(run.active_count, np.tile(np.where(k > 0, 3, 0), (3, 1)))
+    np.testing.assert_array_equal(run.diverged, False)
+    assert run.model_err is None and run.models is None and run.name == "Scale" and run.Ne == 2
+    np.testing.assert_allclose(run.final_state["m"], c[:, None] ** 12 * np.ones((3, 2)), rtol=1e-14)
+    assert run.settings == {"name": "Scale", "Ne": 2, "solver": "gd", "params": {"c": [0.5, 0.1, 0.9]},
+                            "participation": None, "seed": 0, "tol": 1e-3, "runs": 3}
+    # Table II cost ((N_e + 0) t_G + 1 t_C) N per iteration, K* times; realised: the counters at K*
+    cost = (2 * 1.0 + 10.0) * 3
+    assert algo.cost_per_iteration(1.0, 10.0) == cost and algo.cost_per_iteration(2.0, 1.0, active=2) == 10.0
+    ks = run.iterations_to_tol
+    np.testing.assert_array_equal(run.paper_time(algo), [ks[0] * cost, ks[1] * cost, np.nan])
+    np.testing.assert_array_equal(run.paper_time(algo, 2.0, 1.0, 2), [ks[0] * 10.0, ks[1] * 10.0, np.nan])
+    np.testing.assert_array_equal(run.realised_time(), [6 * ks[0] + 10 * 3 * ks[0], 6 * ks[1] + 30 * ks[1], np.nan])
+    np.testing.assert_array_equal(run.realised_time(2.0, 1.0), [12 * ks[0] + 3 * ks[0], 15 * ks[1], np.nan])
+    np.testing.assert_allclose(algo.fixed_point_residual(run.final_state),
+                               3 * np.sqrt(2) * c ** 12, rtol=1e-13)
+
+
+def test_driver_stops_when_every_run_is_done_or_diverged(unit):
+    algo = _Scale(unit, Ne=1, c=[1e8, 0.1])
+    run = run_batched(algo, K=50, tol=1e-3)
+    # run 0: 1.8e17 after one iteration, 1.8e33 > 1e30 after two; run 1 reaches 1e-3 at k = 3
+    assert DIVERGED == 1e30
+    np.testing.assert_array_equal(run.diverged, [True, False])
+    np.testing.assert_array_equal(run.iterations_to_tol, [-1, 3])
+    assert run.iterations == 3 and run.grad_sq.shape == (2, 4)
+    inf = run_batched(_Scale(unit, Ne=1, c=[1e200, 0.1]), K=50, tol=1e-3)
+    np.testing.assert_array_equal(inf.diverged, [True, False])  # an overflow to inf also diverges
+    assert inf.iterations == 3
+    go_on = run_batched(algo, K=5, tol=1e-3, stop_when_done=False)
+    assert go_on.iterations == 5 and go_on.grad_sq.shape == (2, 6)
+    assert run_batched(algo, K=5, tol=1e-3, drop_finished=True).iterations == 3
+
+
+def test_driver_at_k0_and_ties(unit):
+    algo = _Scale(unit, Ne=1, c=0.5)
+    done = run_batched(algo, K=5, tol=18.0)  # grad_sq(0) = 18 <= tol: done before any iteration
+    assert done.iterations == 0 and done.grad_sq.shape == (1, 1)
+    np.testing.assert_array_equal(done.iterations_to_tol, [0])
+    more = run_batched(algo, K=5, tol=18.0, stop_when_done=False)
+    assert more.iterations == 5 and more.iterations_to_tol[0] == 0
+    tie = run_batched(algo, K=5, tol=18.0 * 0.5 ** 4)  # exact in binary: reached with equality at k = 2
+    np.testing.assert_array_equal(tie.iterations_to_tol, [2])
+    assert run_batched(algo, K=0).grad_sq.shape == (1, 1)
+    assert run_batched(algo, K=3, tol=0).settings["tol"] == 0.0
+
+
+def test_driver_records_models_and_errors(unit):
+    c = np.array([0.5, 2.0])
+    algo = _Scale(unit, Ne=1, c=c)
+    run = run_batched(algo, K=4, tol=0.0, record=("grad_sq", "model", "model_err"))
+    k = np.arange(5)
+    np.testing.assert_allclose(run.models, (c[:, None] ** k)[:, :, None] * np.ones(2), rtol=1e-15)
+    np.testing.assert_allclose(run.model_err, np.sqrt(2) * c[:, None] ** k, rtol=1e-15)  # x* = 0
+    xr = np.array([1.0, -1.0])
+    err = run_batched(algo, K=4, tol=0.0, record=("model_err",), x_ref=xr).model_err
+    np.testing.assert_allclose(err, np.sqrt((c[:, None] ** k - 1) ** 2 + (c[:, None] ** k + 1) ** 2), rtol=1e-15)
+    assert run_batched(algo, K=4, tol=0.0, record=("model",)).model_err is None
+
+
+def test_drop_finished_freezes_a_finished_run(unit):
+    c = np.array([0.1, 0.9, 0.5])
+    run = run_batched(_Scale(unit, Ne=1, c=c), K=10, tol=1e-3, drop_finished=True, stop_when_done=False)
+    k0 = _k_star(0.1, 1e-3, 10)
+    assert run.iterations_to_tol[0] == k0 == 3
+    assert np.all(np.isnan(run.grad_sq[0, k0 + 1:])) and not np.any(np.isnan(run.grad_sq[1]))
+    np.testing.assert_array_equal(run.comms[0, k0 + 1:], 0)  # no longer computed
+    np.testing.assert_allclose(run.grad_sq[1], 18.0 * 0.9 ** (2 * np.arange(11)), rtol=1e-13)
+    np.testing.assert_allclose(run.grad_sq[2, :6], 18.0 * 0.25 ** np.arange(6), rtol=1e-13)
+    assert run.final_state["m"].shape == (1, 2)  # only the unfinished run is left
+    np.testing.assert_allclose(run.final_state["m"][0], 0.9 ** 10, rtol=1e-13)
+
+
+def test_partial_participation_counts(unit):
+    algo = _ScaleP(unit, Ne=2, c=[0.5, 0.5, 0.5, 0.5])
+    run = run_batched(algo, K=3, tol=0.0, participation=("cohort", 2))
+    np.testing.assert_array_equal(run.active_count[:, 1:], 2)
+    np.testing.assert_array_equal(run.comms, np.tile(2 * np.arange(4), (4, 1)))
+    np.testing.assert_array_equal(run.grad_evals, np.tile(4 * np.arange(4), (4, 1)))
+    np.testing.assert_array_equal(run.final_state["seen"].sum(axis=1), 6)
+    assert run.settings["participation"] == ("cohort", 2)
+    p = np.array([1.0, 1e-300, 1.0])  # agents 0, 2 always, agent 1 (in effect) never
+    run = run_batched(algo, K=3, tol=0.0, participation=p)
+    np.testing.assert_array_equal(run.final_state["seen"], np.tile([3.0, 0.0, 3.0], (4, 1)))
+    assert run.settings["participation"] == [1.0, 1e-300, 1.0]
+    half = run_batched(algo, K=30, tol=0.0, participation=0.5)
+    assert 0 < half.final_state["seen"].min() and half.final_state["seen"].max() < 30
+    np.testing.assert_array_equal(run_batched(algo, K=2, tol=0.0, participation=1.0).active_count[:, 1:], 3)
+    np.testing.assert_array_equal(run_batched(algo, K=2, tol=0.0, participation=("cohort", 3)).active_count[:, 1:], 3)
+    np.testing.assert_array_equal(
+        run_batched(algo, K=2, tol=0.0, participation=("cohort", np.int64(1))).active_count[:, 1:], 1)
+
+
+def test_progress_bar_is_optional(unit, capsys):
+    algo = _Scale(unit, Ne=2, c=[0.5, 0.5])
+    run_batched(algo, K=3, tol=0.0)
+    assert capsys.readouterr().err == ""
+    run_batched(algo, K=3, tol=0.0, progress=True)
+    err = capsys.readouterr().err
+    assert "Scale (gd, Ne=2, R=2)" in err
+    assert err.endswith("\r")  # leave=False: the bar is cleared at the end
+
+
+def test_run_streams_are_children_of_the_seed_sequence():
+    s = RunStreams(5, 3)
+    assert s.runs == 3
+    kids = np.random.SeedSequence(5).spawn(3)
+    u = s.uniform((2,))
+    np.testing.assert_array_equal(u, np.stack([np.random.default_rng(k).random(2) for k in kids]))
+    s = RunStreams(5, 3)
+    z = s.normal((2, 2))
+    np.testing.assert_array_equal(z, np.stack([np.random.default_rng(k).standard_normal((2, 2)) for k in kids]))
+    s = RunStreams(np.random.SeedSequence(5), 3, stream_ids=np.array([2, 0, 2]))
+    g = s.geometric(0.3)
+    ref = [np.random.default_rng(kids[i]).geometric(0.3) for i in (2, 0, 2)]
+    np.testing.assert_array_equal(g, ref)
+    assert g.dtype == np.int64 and s.uniform().shape == (3,)
+    sub = RunStreams(5, 3).subset(np.array([2]))
+    assert sub.runs == 1
+    np.testing.assert_array_equal(sub.uniform((2,))[0], np.random.default_rng(kids[2]).random(2))
+    geo = RunStreams(1, 2000).geometric(0.25)
+    assert geo.min() >= 1 and geo.mean() == pytest.approx(4.0, rel=0.1)  # sd of the mean 0.08
+
+
+def test_cohort_masks_are_the_c_smallest_uniforms():
+    m = cohort_masks(RunStreams(3, 20), 7, 3)
+    u = RunStreams(3, 20).uniform((7,))
+    ref = np.zeros_like(m)
+    np.put_along_axis(ref, np.argsort(u, axis=1)[:, :3], True, axis=1)
+    np.testing.assert_array_equal(m, ref)
+    assert cohort_masks(RunStreams(3, 4), 7, 7).all() and cohort_masks(RunStreams(3, 4), 7, 9).shape == (4, 7)
+    one = cohort_masks(RunStreams(3, 20), 7, 1)
+    np.testing.assert_array_equal(one.sum(axis=1), 1)
+
+
+def test_param_and_subset(unit):
+    algo = _Scale(unit, Ne=1, c=[0.1, 0.2, 0.3], d=5.0)
+    assert algo.param("c").shape == (3, 1, 1) and algo.param("d").shape == ()
+    sub = algo.subset(np.array([2, 0]))
+    np.testing.assert_array_equal(sub.params["c"], [0.3, 0.1])
+    assert sub.params["d"] == 5.0 and sub.runs_required == 2 and algo.runs_required == 3
+    scalar = _Scale(unit, Ne=1, c=0.5)
+    assert scalar.runs_required == 1 and scalar.subset(np.array([0, 1])).runs_required == 1
+    assert run_batched(scalar, K=1, runs=4).grad_sq.shape[0] == 4
+
+
+def test_stacked_grad_of_a_plain_state_and_under_overflow(convex):
+    import warnings
+    X = 2.0 * np.random.default_rng(0).standard_normal((convex.N, convex.n))
+    np.testing.assert_allclose(stacked_grad(convex, X), convex.grad(X), rtol=0, atol=ROUNDOFF)
+    X3 = np.stack([X, -X])
+    ref = np.stack([convex.grad(X), convex.grad(-X)])
+    np.testing.assert_allclose(stacked_grad(convex, X3), ref, rtol=0, atol=ROUNDOFF)
+    big = 1e4 * np.stack([X, -X])  # exp(b a x) overflows: sigma(-b a x) = 0 exactly, no warning
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        G = stacked_grad(convex, big)
+    ref = np.stack([convex.grad(x) for x in big])
+    np.testing.assert_allclose(G, ref, rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(stacked_total_grad(convex, X[:2]), np.stack([convex.total_grad(v) for v in X[:2]]),
+                               rtol=0, atol=ROUNDOFF * convex.N)
+
+
+BATCHED_MESSAGES = [
+    (lambda p, u: stacked_grad(p, np.zeros((2, 13, 5))), _q("X must have shape (..., 12, 5), got (2, 13, 5)")),
+    (lambda p, u: stacked_grad(p, np.zeros(5)), _q("X must have shape (..., 12, 5), got (5,)")),
+    (lambda p, u: stacked_grad(p, np.zeros((12, 4))), _q("X must have shape (..., 12, 5), got (12, 4)")),
+    (lambda p, u: stacked_total_grad(p, np.zeros(5)), _q("x must have shape (R, 5), got (5,)")),
+    (lambda p, u: stacked_total_grad(p, np.zeros((2, 4))), _q("x must have shape (R, 5), got (2, 4)")),
+    (lambda p, u: _Scale("p", Ne=1, c=1.0), _q("problem must be a FederatedProblem, got str")),
+    (lambda p, u: _Scale(u, Ne=0, c=1.0), _q("Ne (local steps) must be an integer >= 1, got 0")),
+    (lambda p, u: _Scale(u, Ne=True, c=1.0), _q("Ne (local steps) must be an integer >= 1, got True")),
+    (lambda p, u: _Scale(u, Ne=1.0, c=1.0), _q("Ne (local steps) must be an integer >= 1, got 1.0")),
+    (lambda p, u: _Scale(u, Ne=1, solver="agd", c=1.0), _q("solver for Scale must be one of ('gd',), got 'agd'")),
+    (lambda p, u: _Scale(u, Ne=1, c=np.nan), _q("parameter c must be a finite scalar or a 1-D array (one value "
+                                                "per run), got nan")),
+    (lambda p, u: _Scale(u, Ne=1, c=np.ones((2, 2))), r"^parameter c must be a finite scalar or a 1-D array "),
+    (lambda p, u: _Scale(u, Ne=1, c=[1.0, 2.0], d=[1.0, 2.0, 3.0]),
+     _q("parameter arrays must all have the same length (runs); c has 2, another has 3")),
+    (lambda p, u: run_batched("a", K=1), _q("algorithm must be a BatchedAlgorithm, got str")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=-1), _q("K (iterations) must be an integer >= 0, got -1")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=True), _q("K (iterations) must be an integer >= 0, got True")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1.0), _q("K (iterations) must be an integer >= 0, got 1.0")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, runs=0), _q("runs must be an integer >= 1, got 0")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, runs=True), _q("runs must be an integer >= 1, got True")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, runs=2.0), _q("runs must be an integer >= 1, got 2.0")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=[1.0, 1.0]), K=1, runs=3),
+     _q("runs=3 does not match the algorithm's parameter arrays of length 2")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, tol=-1.0), _q("tol must be finite and >= 0, got -1.0")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, tol=np.inf), _q("tol must be finite and >= 0, got inf")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, tol=np.nan), _q("tol must be finite and >= 0, got nan")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, record=("grad_sq", "x")),
+     _q("record entries must be among ('grad_sq', 'model_err', 'model'), got ['x']")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, participation=0.5),
+     _q("Scale has no partial participation (v2 Table I); participation must be None")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation=("cohort", 0)),
+     _q("participation ('cohort', c) needs an integer c in [1, 3], got 0")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation=("cohort", 4)),
+     _q("participation ('cohort', c) needs an integer c in [1, 3], got 4")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation=("cohort", True)),
+     _q("participation ('cohort', c) needs an integer c in [1, 3], got True")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation=("cohort", 2.0)),
+     _q("participation ('cohort', c) needs an integer c in [1, 3], got 2.0")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation={}),
+     _q("participation must be None, ('cohort', c) or probabilities in (0, 1], got {}")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation=0.0),
+     _q("participation probabilities must lie in (0, 1] with shape () or (3,), got 0.0")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation=1.5),
+     _q("participation probabilities must lie in (0, 1] with shape () or (3,), got 1.5")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation=np.nan),
+     _q("participation probabilities must lie in (0, 1] with shape () or (3,), got nan")),
+    (lambda p, u: run_batched(_ScaleP(u, Ne=1, c=1.0), K=1, participation=[0.5, 0.5]),
+     _q("participation probabilities must lie in (0, 1] with shape () or (3,), got [0.5, 0.5]")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, runs=2, stream_ids=[0]),
+     _q("stream_ids must be 2 integers >= 0 (one per run), got array([0])")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, runs=2, stream_ids=[0, -1]),
+     _q("stream_ids must be 2 integers >= 0 (one per run), got array([ 0, -1])")),
+    (lambda p, u: run_batched(_Scale(u, Ne=1, c=1.0), K=1, runs=2, stream_ids=[0.0, 1.0]),
+     _q("stream_ids must be 2 integers >= 0 (one per run), got array([0., 1.])")),
+]
+
+
+@pytest.mark.parametrize("call, message", BATCHED_MESSAGES)
+def test_batched_messages_in_full(convex, unit, call, message):
+    with pytest.raises(ValueError, match=message):
+        call(convex, unit)
+
+
+def test_stream_ids_accept_unsigned_and_zero(unit):
+    a = run_batched(_ScaleP(unit, Ne=1, c=1.0), K=3, runs=2, participation=0.5, tol=0.0,
+                    stream_ids=np.array([0, 0], dtype=np.uint8))
+    np.testing.assert_array_equal(a.final_state["seen"][0], a.final_state["seen"][1])
+
+
+def test_local_solvers_return_a_float_copy():
+    W0 = np.ones((2, 3, 2), dtype=np.int64)
+
+    def grad(W):
+        return 2.0 * W
+
+    for out in (local_gd(grad, W0, 0.1, 0), local_agd(grad, W0, 4.0, 1.0, 0)):
+        assert out.dtype == np.float64 and not np.shares_memory(out, W0)
+        np.testing.assert_array_equal(out, 1.0)
+    F0 = np.ones((2, 3, 2))
+    for out in (local_gd(grad, F0, 0.1, 0), local_agd(grad, F0, 4.0, 1.0, 0)):
+        assert not np.shares_memory(out, F0)
+    # one AGD step from u^0 = w^0: u^1 = w^0 - grad/L, w^1 = u^1 + beta (u^1 - u^0), beta = (2 - 1)/(2 + 1)
+    u1 = 1.0 - 2.0 / 4.0
+    np.testing.assert_allclose(local_agd(grad, W0, 4, 1, 1), u1 + (u1 - 1.0) / 3.0, rtol=1e-15)
+
+
+def test_masks_subsets_and_realised_time_edges(unit):
+    full = cohort_masks(RunStreams(0, 3), 4, 4)
+    assert full.dtype == bool and full.all()
+    assert cohort_masks(RunStreams(0, 3), 4, 2).dtype == bool
+    two = _Scale(unit, Ne=1, c=[0.5, 0.6])
+    assert two.subset(np.array([0, 1])).runs_required == 2 and two.subset(np.array([1])).runs_required == 1
+    done = run_batched(_Scale(unit, Ne=1, c=0.5), K=5, tol=100.0)  # reached at k = 0: nothing spent
+    np.testing.assert_array_equal(done.realised_time(), [0.0])
+    np.testing.assert_array_equal(done.paper_time(_Scale(unit, Ne=1, c=0.5)), [0.0])
+
+
+class _Drawn(_Scale):
+    """The toy with a random start: m_0 = one standard normal vector per run, from its init stream."""
+
+    def init_state(self, runs, streams):
+        return {"m": streams.normal((self.problem.n,)), "seen": np.zeros((runs, self.problem.N))}
+
+
+class _Bounce(_Scale):
+    """Run r's model is 1e20 (1, ..., 1) at k = 1 if bounce_r, else c^k (1, ..., 1)."""
+
+    def init_state(self, runs, streams):
+        return {**super().init_state(runs, streams), "k": np.zeros((runs, 1))}
+
+    def step(self, state, active, streams):
+        new, evals = super().step(state, active, streams)
+        k = state["k"] + 1
+        jump = (self.params["bounce"][:, None] > 0) & (k == 1)
+        m = np.where(jump, 1e20, self.params["c"] ** k * np.ones_like(new["m"]))
+        return {**new, "m": m, "k": k}, evals
+
+
+def test_init_draws_come_from_the_init_stream_of_each_run(unit):
+    run = run_batched(_Drawn(unit, Ne=1, c=0.5), K=0, runs=3, seed=4, stream_ids=[1, 1, 0])
+    init_ss = np.random.SeedSequence(4).spawn(3)[0]
+    kids = init_ss.spawn(2)
+    ref = np.stack([np.random.default_rng(kids[i]).standard_normal(2) for i in (1, 1, 0)])
+    np.testing.assert_array_equal(run.final_state["m"], ref)
+
+
+def test_divergence_flags_stay_and_the_threshold_is_strict(unit):
+    run = run_batched(_Bounce(unit, Ne=1, c=0.5, bounce=[1.0, 0.0]), K=4, tol=0.0)
+    assert run.grad_sq[0, 1] > DIVERGED and run.grad_sq[0, 2] < 2.0  # back below after one iteration
+    np.testing.assert_array_equal(run.diverged, [True, False])  # a diverged run stays diverged
+    one = QuadraticProblem(np.ones((1, 1, 1)), np.zeros((1, 1)))  # grad_sq = m^2
+    at = run_batched(_Scale(one, Ne=1, c=1e15), K=1, tol=0.0)
+    assert at.grad_sq[0, 1] == DIVERGED and not at.diverged[0]  # 1e30 itself is not beyond
+    above = run_batched(_Scale(one, Ne=1, c=1.0000001e15), K=1, tol=0.0)
+    assert above.diverged[0]
+
+
+def test_overflow_in_the_loop_is_silent_and_counters_are_integers(unit):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = run_batched(_Scale(unit, Ne=1, c=[1e200, 0.5]), K=3, tol=0.0)
+    assert run.diverged[0] and not run.diverged[1]
+    for name in ("grad_evals", "comms", "active_count", "iterations_to_tol"):
+        assert getattr(run, name).dtype == np.int64, name
+
+
+class _Start(_ScaleP):
+    """The toy from m_0 = m0_r (1, ..., 1), drawing one uniform per iteration from its solver stream."""
+
+    def init_state(self, runs, streams):
+        m0 = np.broadcast_to(self.params["m0"], (runs,))[:, None]
+        return {"m": m0 * np.ones((runs, self.problem.n)), "seen": np.zeros((runs, self.problem.N)),
+                "u": np.zeros((runs, 0))}
+
+    def step(self, state, active, streams):
+        new, evals = super().step(state, active, streams)
+        return {**new, "u": np.concatenate([state["u"], streams.uniform((1,))], axis=1)}, evals
+
+
+def test_drop_finished_drops_a_run_done_at_k0_and_keeps_the_others_streams(unit):
+    algo = _Start(unit, Ne=1, c=0.5, m0=[0.01, 1.0])  # grad_sq(0) = 18 m0^2: run 0 is done at k = 0
+    kw = dict(K=6, tol=1e-2, participation=("cohort", 2), stop_when_done=False, seed=2)
+    dropped = run_batched(algo, drop_finished=True, **kw)
+    kept = run_batched(algo, **kw)
+    np.testing.assert_array_equal(dropped.iterations_to_tol, [0, 6])
+    assert np.all(np.isnan(dropped.grad_sq[0, 1:])) and not np.any(np.isnan(kept.grad_sq[0]))
+    np.testing.assert_array_equal(dropped.active_count[0], 0)
+    # run 1 draws the same cohorts and solver numbers with or without run 0 beside it
+    np.testing.assert_array_equal(dropped.final_state["seen"][-1], kept.final_state["seen"][1])
+    np.testing.assert_array_equal(dropped.final_state["u"][-1], kept.final_state["u"][1])
+    np.testing.assert_array_equal(dropped.grad_sq[1], kept.grad_sq[1])
+
+
+def test_fallback_shape_feature_cache_and_float_parameters(unit):
+    p = random_quadratic(N=3, n=2, lam=0.5, lam_bar=2.0, rng=np.random.default_rng(0))
+    X = np.random.default_rng(5).standard_normal((2, 4, 3, 2))
+    G = stacked_grad(p, X)
+    assert G.shape == X.shape
+    np.testing.assert_allclose(G[1, 2], p.grad(X[1, 2]), rtol=0, atol=ROUNDOFF)
+    lp = logistic_v2(True, 1, N=4, q=6)  # a fresh problem: the transposed features are made once
+    stacked_grad(lp, np.zeros((2, lp.N, lp.n)))
+    first = lp._stacked_signed_features
+    np.testing.assert_array_equal(first, lp._signed_t.transpose(0, 2, 1))
+    stacked_grad(lp, np.ones((3, lp.N, lp.n)))
+    assert lp._stacked_signed_features is first
+    algo = _Scale(unit, Ne=1, c=[1, 2], d=3)
+    assert algo.params["c"].dtype == np.float64 and algo.params["d"].dtype == np.float64
+
+
+def test_overflow_of_the_initial_metric_is_silent(unit):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        run = run_batched(_Start(unit, Ne=1, c=0.5, m0=[1e200, 1.0]), K=1, tol=0.0, stop_when_done=False)
+    assert run.grad_sq[0, 0] == np.inf and run.diverged[0] and not run.diverged[1]
