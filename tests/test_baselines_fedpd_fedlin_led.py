@@ -18,6 +18,7 @@ from fedrepro.fedplt.batched import RunStreams, run_batched, stacked_total_grad
 from fedrepro.fedplt.tuning import grid_points
 from fedrepro.problems.logistic import logistic_v2
 from fedrepro.problems.quadratic import random_quadratic
+from tests._local_solvers import agd_steps, gd_steps
 
 NE = 5
 SOLVERS = ("gd", "agd")
@@ -52,18 +53,16 @@ def agent_grad(P, i, w):
 
 
 def plain_local(grad, w0, Ne, solver, step=None, L=None, mu=None):
-    w = w0.copy()
     if solver == "gd":
-        for _ in range(Ne):
-            w = w - step * grad(w)
-        return w
-    mom = (np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu))
-    u = w.copy()
-    for _ in range(Ne):
-        u_next = w - grad(w) / L
-        w = u_next + mom * (u_next - u)
-        u = u_next
-    return w
+        return gd_steps(grad, w0, Ne, step)
+    return agd_steps(grad, w0, Ne, L, mu)[0]
+
+
+def _rejects_partial_participation(algo):
+    """v2 Table I: FedLin, FedPD and LED run with every agent; a participation mask is refused."""
+    name = type(algo).__name__
+    with pytest.raises(ValueError, match=rf"^{name} has no partial participation \(v2 Table I\); active must be None$"):
+        algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, algo.problem.N), dtype=bool), RunStreams(0, 1))
 
 
 def plain_fedpd(P, K, solver, eta, theta=1.0):
@@ -411,9 +410,7 @@ def test_fedlin_messages(convex):
     for eta in (0.0, 2.5 / L):
         with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
             FedLin(P, Ne=NE, eta=eta)
-    algo = FedLin(P, Ne=NE)
-    with pytest.raises(ValueError, match=r"^FedLin has no partial participation \(v2 Table I\); active must be None$"):
-        algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, P.N), dtype=bool), RunStreams(0, 1))
+    _rejects_partial_participation(FedLin(P, Ne=NE))
 
 
 def test_fedpd_tuning_grid_values(convex, nonconvex):
@@ -449,9 +446,7 @@ def test_fedpd_messages(convex):
     with pytest.raises(ValueError, match=r"^theta must lie in \(0, \(L \+ mu\)/L\) so that eta1 = theta \* "):
         FedPD(P, Ne=NE, eta=1.0, theta=(L + mu) / L)
     FedPD(P, Ne=NE, eta=1.0, theta=0.999 * (L + mu) / L)  # inside: accepted
-    algo = FedPD(P, Ne=NE)
-    with pytest.raises(ValueError, match=r"^FedPD has no partial participation \(v2 Table I\); active must be None$"):
-        algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, P.N), dtype=bool), RunStreams(0, 1))
+    _rejects_partial_participation(FedPD(P, Ne=NE))
 
 
 def test_led_tuning_grid_values(convex, nonconvex):
@@ -481,6 +476,4 @@ def test_led_messages(convex):
         for beta in (0.0, 2.0 / Ne):
             with pytest.raises(ValueError, match=f"^{re.escape(msg)}"):
                 LED(P, Ne=Ne, beta=beta)
-    algo = LED(P, Ne=NE)
-    with pytest.raises(ValueError, match=r"^LED has no partial participation \(v2 Table I\); active must be None$"):
-        algo.step(algo.init_state(1, RunStreams(0, 1)), np.ones((1, P.N), dtype=bool), RunStreams(0, 1))
+    _rejects_partial_participation(LED(P, Ne=NE))

