@@ -460,7 +460,9 @@ def _log_a_mp(q: float, sigma: float, alpha: float) -> float:
     return float(mpmath.log(a_alpha))
 
 
-@pytest.mark.parametrize("q, sigma, alpha", [(4.5e-5, 2.22, 100.0), (1e-3, 1.0, 30.5)])
+@pytest.mark.parametrize("q, sigma, alpha", [(4.5e-5, 2.22, 100.0), (1e-3, 1.0, 30.5),
+                                             (1e-20, 1.0, 100.5),   # a narrow peak at t = 100.5
+                                             (1e-40, 0.5, 50.5)])   # at t = α/σ = 101, not ασ
 def test_quadrature_where_its_integrand_is_taken_in_log_space(q, sigma, alpha):
     # The quadrature of log A_α (documented for any α > 1) at inputs where (1 + u)^α exceeds
     # e^700 around the peak, so the integrand is evaluated in log space where it matters;
@@ -526,3 +528,26 @@ def test_series_stops_at_2_to_the_18_terms(monkeypatch):
     value = rdp.rdp_fractional_order(0.5, 1e6, 1.5)
     assert max(sizes) == 2 * 2**18
     assert value == pytest.approx(_fractional_mpmath(0.5, 1e6, 1.5), rel=1e-11, abs=0)
+
+
+def _fractional_mpmath_peaked(q: float, sigma: float, alpha: float) -> float:
+    """As :func:`_fractional_mpmath`, with the quadrature also split around the peak t = α/σ
+    of (1 + u)^α φ(t) (large orders)."""
+    mpmath.mp.dps = 50
+    qq, ss, aa = mpmath.mpf(q), mpmath.mpf(sigma), mpmath.mpf(alpha)
+
+    def integrand(t):
+        u = qq * mpmath.expm1((2 * ss * t - 1) / (2 * ss**2))
+        return mpmath.npdf(t) * ((1 + u) ** aa - 1 - aa * u)
+
+    peak = aa / ss
+    cuts = sorted({-mpmath.inf, -10, 0, 10, 40, peak / 2, peak - 10, peak, peak + 10, 2 * peak, mpmath.inf})
+    return float(mpmath.log1p(mpmath.quad(integrand, cuts)) / (aa - 1))
+
+
+@pytest.mark.parametrize("q, sigma, alpha", [(7.5e-5, 74.0, 4891.3), (1e-4, 77.0, 2659.5)])
+def test_large_fractional_orders_at_moderate_sigma(q, sigma, alpha):
+    # Large α (the series starts with 4⌈α⌉ terms): a sum cut after 256 terms passes the tail
+    # test here but is off by ~1.5e-7. 1e-11 relative against 50 digits.
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(
+        _fractional_mpmath_peaked(q, sigma, alpha), rel=1e-11, abs=0)
