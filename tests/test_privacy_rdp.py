@@ -551,3 +551,13 @@ def test_large_fractional_orders_at_moderate_sigma(q, sigma, alpha):
     # test here but is off by ~1.5e-7. 1e-11 relative against 50 digits.
     assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(
         _fractional_mpmath_peaked(q, sigma, alpha), rel=1e-11, abs=0)
+
+
+@pytest.mark.parametrize("log10_q", [-7.8, -7.7, -7.66, -7.62])
+def test_quadrature_beyond_the_float_range_of_a_alpha_is_inf(log10_q):
+    # The quadrature sums A_α − 1 in linear scale: where A_α exceeds the largest float
+    # (log A_α > 709.78, from 40 digits) it returns +inf, an upper bound, and never raises
+    # (math.exp overflows above 709.78 on the integrand's way there).
+    q, sigma, alpha = 10.0**log10_q, 1.0, 60.5
+    assert _log_a_mp(q, sigma, alpha) > math.log(np.finfo(float).max)
+    assert rdp._log_a_fractional_quad(q, sigma, alpha) == math.inf
