@@ -561,3 +561,28 @@ def test_quadrature_beyond_the_float_range_of_a_alpha_is_inf(log10_q):
     q, sigma, alpha = 10.0**log10_q, 1.0, 60.5
     assert _log_a_mp(q, sigma, alpha) > math.log(np.finfo(float).max)
     assert rdp._log_a_fractional_quad(q, sigma, alpha) == math.inf
+
+
+def test_series_stops_at_its_term_cap(monkeypatch):
+    # The same stop with the cap lowered to 1024 terms (fast): q = 0.5, σ = 1e6, α = 1.5 is not
+    # converged after 256 or 1024 terms, so the series must stop there and call the quadrature.
+    monkeypatch.setattr(rdp, "_FRACTIONAL_MAX_TERMS", 1024)
+    real_logsumexp, real_quad = rdp.logsumexp, rdp._log_a_fractional_quad
+    sizes, quad_calls = [], []
+
+    def logsumexp(a, *args, **kwargs):
+        sizes.append(np.size(a))
+        if np.size(a) > 2 * 1024:
+            raise AssertionError(f"series of {np.size(a)} terms")
+        return real_logsumexp(a, *args, **kwargs)
+
+    def quad(*args):
+        quad_calls.append(args)
+        return real_quad(*args)
+
+    monkeypatch.setattr(rdp, "logsumexp", logsumexp)
+    monkeypatch.setattr(rdp, "_log_a_fractional_quad", quad)
+    value = rdp.rdp_fractional_order(0.5, 1e6, 1.5)
+    assert max(sizes) == 2 * 1024 and quad_calls == [(0.5, 1e6, 1.5)]
+    # RDP ≈ q²α/(2σ²) for large σ (second-order expansion): 1.875e-13, to 1e-6 relative
+    assert value == pytest.approx(0.5**2 * 1.5 / (2 * 1e6**2), rel=1e-6)
