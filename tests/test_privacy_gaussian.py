@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from fedrepro.dpfedpaq import amplification
-from fedrepro.privacy import gaussian
+from fedrepro.privacy import gaussian, subsampled
 
 
 def _delta_mp(eps: float, sens: float, sigma: float) -> float:
@@ -317,3 +317,71 @@ def test_analytic_epsilon_zero_and_beyond_the_float_range():
 def test_classical_failure_epsilon_messages(epsilon_max, message):
     with pytest.raises(ValueError, match=message):
         gaussian.classical_calibration_failure_epsilon(1e-5, epsilon_max=epsilon_max)
+
+
+# ---------------------------------------------------------------------------------------
+# privacy/subsampled: composed_epsilon (dp-accounting's PLD) against closed forms in mpmath
+# ---------------------------------------------------------------------------------------
+def _eps_from_delta_mp(delta_of_eps, delta: float) -> float:
+    """Root ε of δ(ε) = δ in 40 digits (δ(ε) decreasing), by bisection on [0, 200]."""
+    mpmath.mp.dps = 40
+    lo, hi = mpmath.mpf(0), mpmath.mpf(200)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if delta_of_eps(mid) > delta else (lo, mid)
+    return float(hi)
+
+
+def _gaussian_delta_mp(mu):
+    """δ(ε) of the Gaussian mechanism with Δ/σ = μ (Balle & Wang 2018, Thm 8)."""
+    return lambda e: mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu)
+
+
+def _subsampled_delta_mp(p, mu):
+    """δ(ε) = max(H_{e^ε}(P‖Q), H_{e^ε}(Q‖P)), P = (1 − p)N(0, 1) + pN(μ, 1), Q = N(0, 1): the
+    likelihood ratio P/Q = 1 − p + p e^{μx − μ²/2} is increasing, so each divergence is the mass
+    beyond its crossing point."""
+    p, mu = mpmath.mpf(p), mpmath.mpf(mu)
+
+    def delta(e):
+        g = mpmath.exp(e)
+        x = (mpmath.log((g - 1 + p) / p) + mu**2 / 2) / mu  # P/Q = γ
+        remove = (1 - p) * mpmath.ncdf(-x) + p * mpmath.ncdf(mu - x) - g * mpmath.ncdf(-x)
+        add = mpmath.mpf(0)
+        if 1 / g - 1 + p > 0:
+            y = (mpmath.log((1 / g - 1 + p) / p) + mu**2 / 2) / mu  # Q/P = γ
+            add = mpmath.ncdf(y) - g * ((1 - p) * mpmath.ncdf(y) + p * mpmath.ncdf(y - mu))
+        return max(remove, add)
+
+    return delta
+
+
+@pytest.mark.parametrize("delta, sens, sigma, rounds", [(1e-5, 1.0, 2.0, 10), (1e-3, 0.5, 1.0, 4), (1e-5, 1.0, 1.0, 1)])
+def test_composed_epsilon_of_the_full_batch_gaussian_is_the_gaussian_with_sqrt_t(delta, sens, sigma, rounds):
+    # p = 1: T Gaussian releases compose to one with Δ/σ multiplied by √T (Dong, Roth & Su 2019);
+    # the PLD's pessimistic discretisation (width 1e-3) gives an upper estimate within T·1e-3.
+    disc = 1e-3
+    exact = _eps_from_delta_mp(_gaussian_delta_mp(mpmath.sqrt(rounds) * sens / sigma), delta)
+    value = subsampled.composed_epsilon(delta, 1.0, sens, sigma, rounds, discretization=disc)
+    assert exact - 1e-9 <= value <= exact + rounds * disc
+
+
+@pytest.mark.parametrize("delta, p, sens, sigma", [(1e-5, 0.3, 1.0, 1.5), (1e-3, 0.05, 2.0, 1.0), (1e-6, 0.9, 1.0, 3.0)])
+def test_composed_epsilon_of_one_round_is_the_subsampled_gaussian_epsilon(delta, p, sens, sigma):
+    # One round: the PLD's ε at δ is the closed-form hockey-stick root, up to the discretisation
+    # (an upper estimate within 2·1e-3); the closed-form ε of the module agrees to 1e-9.
+    disc = 1e-3
+    exact = _eps_from_delta_mp(_subsampled_delta_mp(p, sens / sigma), delta)
+    assert subsampled.composed_epsilon(delta, p, sens, sigma, 1, discretization=disc) == pytest.approx(
+        exact + disc, abs=disc)
+    assert subsampled.subsampled_gaussian_epsilon(delta, p, sens, sigma) == pytest.approx(exact, rel=1e-9, abs=0)
+
+
+def test_composed_epsilon_rejects_grids_beyond_the_limit():
+    # messages checked from their start (the limit is MAX_PLD_POINTS = 4e6 points)
+    with pytest.raises(ValueError, match=r"^sigma=0\.05 \(sensitivity=1\.0\) is too small for discretization=1e-06: "
+                                         r"the privacy-loss grid would exceed 4e\+06 points"):
+        subsampled.composed_epsilon(1e-5, 0.5, 1.0, 0.05, 1, discretization=1e-6)
+    with pytest.raises(ValueError, match=r"^rounds=1000000 too many for this PLD: the composed privacy-loss grid "
+                                         r"would need \S+ points \(at most 4e\+06\)"):
+        subsampled.composed_epsilon(1e-5, 0.5, 1.0, 1.0, 10**6)

@@ -381,7 +381,8 @@ def _eq17_mp(q: float, sigma: float, alpha: int) -> float:
     return float(mpmath.log(a) / (alpha - 1))
 
 
-@pytest.mark.parametrize("q, sigma, alpha", [(0.1, 1.0, 3), (0.01, 0.7, 6)])
+@pytest.mark.parametrize("q, sigma, alpha", [(0.1, 1.0, 3), (0.01, 0.7, 6),
+                                             (0.5, 0.3, 50)])  # A_50 ≈ e^13576, beyond exp's range
 def test_fractional_formula_at_an_integer_order_is_eq17(q, sigma, alpha):
     # The generalised binomial coefficients C(α, i) vanish for i > α at an integer α (poles of
     # Γ(α − i + 1)); 1e-10 relative against eq. (17) in 40 digits.
@@ -414,3 +415,174 @@ def test_fractional_orders_are_silent(q, sigma, alpha):
 def test_full_batch_fractional_order_with_an_underflowed_sigma_square_is_inf():
     # q = 1: α/(2σ²) with σ² = 1e-400 underflowed to 0 is beyond the float range.
     assert rdp.rdp_fractional_order(1.0, 1e-200, 1.5) == math.inf
+
+
+# ---------------------------------------------------------------------------------------
+# second round against the survivors of privacy/rdp (tests/MUTATION.md)
+# ---------------------------------------------------------------------------------------
+@pytest.mark.parametrize("x", [30.0000001, 30.5, 31.0])
+def test_full_batch_order_two_just_above_the_log_expm1_switch(x):
+    # q = 1, α = 2: RDP = (k² − k)/(2σ²) at k = 2 = 1/σ² exactly (Mironov 2017, Prop. 7), here
+    # just above 30, where log(e^x − 1) is taken as x + log1p(−e^−x); a wrong sign or clip of
+    # that correction moves the value by about 2e^−30 ≈ 2e-13 (5–30 ulp). 1e-15 relative: a
+    # handful of roundings; the reference is 1/σ² of the float σ in 40 digits.
+    sigma = 1 / math.sqrt(x)
+    mpmath.mp.dps = 40
+    expected = float(1 / mpmath.mpf(sigma) ** 2)
+    assert rdp.rdp_integer_order(1.0, sigma, 2) == pytest.approx(expected, rel=1e-15, abs=0)
+    assert rdp.rdp_sampled_gaussian(1.0, sigma, [2.0])[0] == pytest.approx(expected, rel=1e-15, abs=0)
+
+
+@pytest.mark.parametrize("u, log1p_u, alpha", [
+    (1e304, math.log1p(1e304), 1.001),   # α log(1 + u) = 700.7: the log-space branch, αu finite
+    (math.inf, 800.0, 1.001),             # u beyond the float range, only log(1 + u) = 800 known
+    (1e300, math.log1p(1e300), 2.5),
+])
+def test_excess_moment_in_log_space(u, log1p_u, alpha):
+    # h(u) = (1 + u)^α − 1 − αu, returned as scale · e^log_factor; 1e-13 relative on log h
+    # against 40 digits (u taken as e^{log1p_u} − 1 there).
+    mpmath.mp.dps = 40
+    uu = mpmath.expm1(mpmath.mpf(log1p_u))
+    expected = float(mpmath.log((1 + uu) ** alpha - 1 - alpha * uu))
+    scale, log_factor = rdp._excess_moment(u, log1p_u, alpha)
+    assert scale > 0
+    assert math.log(scale) + log_factor == pytest.approx(expected, rel=1e-13, abs=0)
+
+
+def _log_a_mp(q: float, sigma: float, alpha: float) -> float:
+    """log A_α = log E_t[(1 − q + q e^{t/σ − 1/(2σ²)})^α], t ~ N(0, 1), by 40-digit quadrature
+    split around the peak t = α/σ of the tilted density."""
+    mpmath.mp.dps = 40
+    q_, s, a = mpmath.mpf(q), mpmath.mpf(sigma), mpmath.mpf(alpha)
+    peak = a / s
+    a_alpha = mpmath.quad(lambda t: mpmath.npdf(t) * (1 - q_ + q_ * mpmath.exp(t / s - 1 / (2 * s * s))) ** a,
+                          [-mpmath.inf, 0, peak / 2, peak - 5, peak, peak + 5, 2 * peak, mpmath.inf])
+    return float(mpmath.log(a_alpha))
+
+
+@pytest.mark.parametrize("q, sigma, alpha", [(4.5e-5, 2.22, 100.0), (1e-3, 1.0, 30.5),
+                                             (1e-20, 1.0, 100.5),   # a narrow peak at t = 100.5
+                                             (1e-40, 0.5, 50.5)])   # at t = α/σ = 101, not ασ
+def test_quadrature_where_its_integrand_is_taken_in_log_space(q, sigma, alpha):
+    # The quadrature of log A_α (documented for any α > 1) at inputs where (1 + u)^α exceeds
+    # e^700 around the peak, so the integrand is evaluated in log space where it matters;
+    # 1e-12 relative against 40 digits.
+    assert rdp._log_a_fractional_quad(q, sigma, alpha) == pytest.approx(_log_a_mp(q, sigma, alpha), rel=1e-12, abs=0)
+
+
+@pytest.mark.parametrize("q, alpha", [(0.5, 1.5), (0.01, 2.5)])
+def test_fractional_order_at_a_subnormal_sigma_square_is_inf(q, alpha):
+    # σ = 1e-160: σ² = 1e-320 is subnormal and G = (α² − α)/(2σ²) overflows; RDP ≥ (G + α log q)/(α − 1)
+    # is beyond the float range.
+    assert rdp.rdp_fractional_order(q, 1e-160, alpha) == math.inf
+
+
+@pytest.mark.parametrize("q, sigma", [(1e-100, 1e-5), (1e-300, 1e-6)])
+def test_fractional_order_at_tiny_rate_and_sigma_keeps_the_alpha_log_q_term(q, sigma):
+    # α = 9999.5: G = (α² − α)/(2σ²) ≥ 5e17 but below the closed form's threshold 1e16(1 − α log q);
+    # the k = α term dominates, log A_α = G + α log q (as in the test at q = 1e-10 above), which
+    # differs from the upper bound G by 2.3e6 (5e-12 relative) or 6.9e6 (1.4e-13). 1e-14
+    # relative against 40 digits.
+    alpha = 9999.5
+    mpmath.mp.dps = 40
+    a, s = mpmath.mpf(alpha), mpmath.mpf(sigma)
+    expected = float((a * mpmath.log(mpmath.mpf(q)) + (a * a - a) / (2 * s * s)) / (a - 1))
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(expected, rel=1e-14, abs=0)
+
+
+SLOW_SERIES = [(0.5, 10.0, 1.5), (0.2, 1.0, 1.5), (0.5, 1.0, 1.5), (0.5, 3.0, 2.5)]
+
+
+@pytest.mark.parametrize("q, sigma, alpha", SLOW_SERIES)
+def test_slowly_converging_series_against_high_precision_quadrature(q, sigma, alpha):
+    # The generalised binomial coefficients decay like i^−α−1: these need 4096 to 2^18 terms
+    # before the tail is below e^−40 of the sum. 1e-11 relative against 50 digits.
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(_fractional_mpmath(q, sigma, alpha), rel=1e-11, abs=0)
+
+
+@pytest.mark.parametrize("q, sigma, alpha", SLOW_SERIES)
+def test_series_that_converges_is_not_replaced_by_the_quadrature(q, sigma, alpha, monkeypatch):
+    # Documented routing of _log_a_fractional: the quadrature only where the series cancels
+    # below its rounding error or does not converge within 2^18 terms. These converge (more
+    # than 256 terms) with no cancellation.
+    calls = []
+    monkeypatch.setattr(rdp, "_log_a_fractional_quad", lambda *args: calls.append(args) or math.nan)
+    value = rdp.rdp_fractional_order(q, sigma, alpha)
+    assert calls == [] and math.isfinite(value)
+
+
+def test_series_stops_at_2_to_the_18_terms(monkeypatch):
+    # q = 0.5, σ = 1e6, α = 1.5: the series does not converge within 2^18 terms; it must stop
+    # there (two parts of at most 2^18 terms each go into logsumexp) and use the quadrature,
+    # whose value is checked against 50 digits (1e-11 relative).
+    real_logsumexp = rdp.logsumexp
+    sizes = []
+
+    def logsumexp(a, *args, **kwargs):
+        sizes.append(np.size(a))
+        if np.size(a) > 2 * 2**18:
+            raise AssertionError(f"series of {np.size(a)} terms")
+        return real_logsumexp(a, *args, **kwargs)
+
+    monkeypatch.setattr(rdp, "logsumexp", logsumexp)
+    value = rdp.rdp_fractional_order(0.5, 1e6, 1.5)
+    assert max(sizes) == 2 * 2**18
+    assert value == pytest.approx(_fractional_mpmath(0.5, 1e6, 1.5), rel=1e-11, abs=0)
+
+
+def _fractional_mpmath_peaked(q: float, sigma: float, alpha: float) -> float:
+    """As :func:`_fractional_mpmath`, with the quadrature also split around the peak t = α/σ
+    of (1 + u)^α φ(t) (large orders)."""
+    mpmath.mp.dps = 50
+    qq, ss, aa = mpmath.mpf(q), mpmath.mpf(sigma), mpmath.mpf(alpha)
+
+    def integrand(t):
+        u = qq * mpmath.expm1((2 * ss * t - 1) / (2 * ss**2))
+        return mpmath.npdf(t) * ((1 + u) ** aa - 1 - aa * u)
+
+    peak = aa / ss
+    cuts = sorted({-mpmath.inf, -10, 0, 10, 40, peak / 2, peak - 10, peak, peak + 10, 2 * peak, mpmath.inf})
+    return float(mpmath.log1p(mpmath.quad(integrand, cuts)) / (aa - 1))
+
+
+@pytest.mark.parametrize("q, sigma, alpha", [(7.5e-5, 74.0, 4891.3), (1e-4, 77.0, 2659.5)])
+def test_large_fractional_orders_at_moderate_sigma(q, sigma, alpha):
+    # Large α (the series starts with 4⌈α⌉ terms): a sum cut after 256 terms passes the tail
+    # test here but is off by ~1.5e-7. 1e-11 relative against 50 digits.
+    assert rdp.rdp_fractional_order(q, sigma, alpha) == pytest.approx(
+        _fractional_mpmath_peaked(q, sigma, alpha), rel=1e-11, abs=0)
+
+
+@pytest.mark.parametrize("log10_q", [-7.8, -7.7, -7.66, -7.62])
+def test_quadrature_beyond_the_float_range_of_a_alpha_is_inf(log10_q):
+    # The quadrature sums A_α − 1 in linear scale: where A_α exceeds the largest float
+    # (log A_α > 709.78, from 40 digits) it returns +inf, an upper bound, and never raises
+    # (math.exp overflows above 709.78 on the integrand's way there).
+    q, sigma, alpha = 10.0**log10_q, 1.0, 60.5
+    assert _log_a_mp(q, sigma, alpha) > math.log(np.finfo(float).max)
+    assert rdp._log_a_fractional_quad(q, sigma, alpha) == math.inf
+
+
+def test_series_stops_at_its_term_cap(monkeypatch):
+    # The same stop with the cap lowered to 1024 terms (fast): q = 0.5, σ = 1e6, α = 1.5 is not
+    # converged after 256 or 1024 terms, so the series must stop there and call the quadrature.
+    monkeypatch.setattr(rdp, "_FRACTIONAL_MAX_TERMS", 1024)
+    real_logsumexp, real_quad = rdp.logsumexp, rdp._log_a_fractional_quad
+    sizes, quad_calls = [], []
+
+    def logsumexp(a, *args, **kwargs):
+        sizes.append(np.size(a))
+        if np.size(a) > 2 * 1024:
+            raise AssertionError(f"series of {np.size(a)} terms")
+        return real_logsumexp(a, *args, **kwargs)
+
+    def quad(*args):
+        quad_calls.append(args)
+        return real_quad(*args)
+
+    monkeypatch.setattr(rdp, "logsumexp", logsumexp)
+    monkeypatch.setattr(rdp, "_log_a_fractional_quad", quad)
+    value = rdp.rdp_fractional_order(0.5, 1e6, 1.5)
+    assert max(sizes) == 2 * 1024 and quad_calls == [(0.5, 1e6, 1.5)]
+    # RDP ≈ q²α/(2σ²) for large σ (second-order expansion): 1.875e-13, to 1e-6 relative
+    assert value == pytest.approx(0.5**2 * 1.5 / (2 * 1e6**2), rel=1e-6)
