@@ -46,7 +46,7 @@ TARGETS: dict[str, list[str]] = {
                          "test_privacy_fedplt.py"],
     "privacy/subsampled": ["test_privacy_claims.py", "test_privacy_api_contract.py", "test_privacy_gaussian.py"],
     "dpfedpaq/amplification": ["test_privacy_gaussian.py", "test_privacy_api_contract.py", "test_privacy_claims.py",
-                               "test_dpfedpaq_noise.py"],
+                               "test_dpfedpaq_noise.py", "test_dpfedpaq_amplification.py"],
     "core/prox": ["test_prox.py", "test_operators.py", "test_fedplt_algorithm.py"],
     # without test_fedplt_checks.py: the checks call spectral_norm/radius on thousands of instances,
     # so a mutant of them costs 30-70 s; the operators are checked directly by the two files below
