@@ -48,11 +48,9 @@ TARGETS: dict[str, list[str]] = {
     "dpfedpaq/amplification": ["test_privacy_gaussian.py", "test_privacy_api_contract.py", "test_privacy_claims.py",
                                "test_dpfedpaq_noise.py", "test_dpfedpaq_amplification.py"],
     "core/prox": ["test_prox.py", "test_operators.py", "test_fedplt_algorithm.py"],
-    # without test_fedplt_checks.py: the checks call spectral_norm/radius on thousands of instances,
-    # so a mutant of them costs 30-70 s; the operators are checked directly by the two files below
+    # core/operators and fedplt/algorithm without test_fedplt_checks.py: its checks run the operators
+    # and the iteration on thousands of instances (30-70 s per mutant); see MUTATION.md
     "core/operators": ["test_operators.py", "test_operators_grid.py", "test_fedplt_noise_floor.py"],
-    # without test_fedplt_checks.py: its scorecard-provider test (27 s, the quick profile of every
-    # check) made each surviving mutant cost 35-45 s; see MUTATION.md
     "fedplt/algorithm": _FEDPLT + ["test_fedplt_participation.py"],
     "fedplt/batched": _BASELINES,
     "fedplt/baselines/fedplt": _BASELINES,
@@ -69,9 +67,6 @@ TARGETS: dict[str, list[str]] = {
     "alidpfl/tau_rule": ["test_alidpfl_tau_rule.py", "test_alidpfl_library.py", "test_alidpfl_tables.py"],
     "alidpfl/fastclip": ["test_alidpfl_dpsgd.py"],
 }
-
-#: tests left out of a module's run (pytest node ids under tests/): none at present
-DESELECT: dict[str, list[str]] = {}
 
 _STATUS = re.compile(r"^\s+(\S+): (.+)$")
 
@@ -92,7 +87,7 @@ markers = [
 source_paths = ["src"]
 only_mutate = ["src/fedrepro/{module}.py"]
 also_copy = ["tests", "data"]
-pytest_add_cli_args = ["-m", "{MARKERS}"{"".join(f', "--deselect", "tests/{t}"' for t in DESELECT.get(module, []))}]
+pytest_add_cli_args = ["-m", "{MARKERS}"]
 pytest_add_cli_args_test_selection = [{q(f'"tests/{t}"' for t in tests)}]
 """
 
