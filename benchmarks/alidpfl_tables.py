@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import resource
 import subprocess
 import sys
@@ -68,6 +69,23 @@ def _table_diff(store: Path, profile: str, seed: int, reading: str) -> float | N
     return max(diffs) if diffs else None
 
 
+def _existing_work(store: Path, profile: str, seed: int, reading: str) -> list[str]:
+    """This config's result, finished units and checkpoints already in ``store`` (paths relative
+    to it): what a run there would resume instead of computing."""
+    from fedrepro.chapters.alidpfl.experiments import TablesConfig
+    from fedrepro.core import cache
+
+    cfg = TablesConfig(profile=profile, seed=seed, reading=reading)
+    result = cache.result_path(cfg, store)
+    own = re.compile(rf"^{re.escape(cfg.result_name())}-[0-9a-f]{{16}}-[0-9a-f]{{16}}$")
+    found = [result] if result.exists() else []
+    for kind in (".units", ".checkpoints"):
+        for folder in (store / cfg.part / kind).glob(f"{cfg.result_name()}-*"):
+            if own.match(folder.name):
+                found += [p for p in folder.rglob("*") if p.is_file()]
+    return sorted(str(p.relative_to(store)) for p in found)
+
+
 def _cpu_model() -> str:
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -92,7 +110,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="alidpfl-tables-") as tmp:
         store = (args.store or Path(tmp) / "store").resolve()
         store.mkdir(parents=True, exist_ok=True)
-        before = sorted(p.name for p in store.rglob("*") if p.is_file())
+        before = _existing_work(store, args.profile, args.seed, args.reading)
         env = {**os.environ, "FEDREPRO_RESULTS_DIR": str(store), "FEDREPRO_WORKERS": str(args.workers)}
         for var in ("FEDREPRO_FORCE", "FEDREPRO_FORCE_SINCE", "FEDREPRO_DASK_SCHEDULER",
                     "FEDREPRO_READ_ONLY_STORE", "FEDREPRO_NO_PAPER_COMPUTE"):
@@ -112,7 +130,7 @@ def main() -> int:
             "runs": work["runs"], "dpsgd_per_sample_gradients": work["sampled_records"],
             "unaccounted_gradients": work["unaccounted_gradients"],
             "gradients_per_wall_s": round(grads / wall), "gradients_per_cpu_s": round(grads / cpu) if cpu else None,
-            "resumed_units": [name for name in before if name.endswith(".json") or name.endswith(".pt")],
+            "resumed_units": before,
             "max_table_diff": _table_diff(store, args.profile, args.seed, args.reading),
             "machine": {"nproc": os.cpu_count(), "cpu": _cpu_model(),
                         "python": platform.python_version()},
