@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import pytest
 
 from fedrepro.dpfedpaq import amplification as am
@@ -84,6 +85,9 @@ def test_failure_epsilon_search_and_its_limits():
     (lambda: am.exact_noise_std(1.0, 0.2, 1.0, 0.2), r"^delta must be smaller than gamma=0\.2 \(δ₀ = δ/γ < 1\), got 0\.2$"),
     (lambda: am.realized_epsilon(1.0, 0.2, 1.0, 0.2), r"^delta must be smaller than gamma=0\.2 \(δ₀ = δ/γ < 1\), got 0\.2$"),
     (lambda: am.paper_calibration_failure_epsilon(0.2, 0.2), r"^delta must be smaller than gamma=0\.2 \(δ₀ = δ/γ < 1\), got 0\.2$"),
+    # δ is checked before epsilon_max (both bad here)
+    (lambda: am.paper_calibration_failure_epsilon(0.2, 0.2, epsilon_max=0.3),
+     r"^delta must be smaller than gamma=0\.2 \(δ₀ = δ/γ < 1\), got 0\.2$"),
     (lambda: am.paper_calibration_failure_epsilon(1e-5, 0.2, epsilon_max=0.0), r"^epsilon_max must be in \(0, inf\), got 0\.0$"),
     (lambda: am.paper_calibration_failure_epsilon(1e-5, 0.2, epsilon_max=0.4),
      r"^epsilon_max must exceed 2·gamma=0\.4 \(ε₀ = 1, where the search starts\), got 0\.4$"),
@@ -91,3 +95,67 @@ def test_failure_epsilon_search_and_its_limits():
 def test_messages_in_full(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+# ---------------------------------------------------------------------------------------------
+# The failure ε of eq. (16) against an independent 30-digit evaluation: the analytic Gaussian
+# mechanism's ε (Balle & Wang 2018, Thm 8: δ(ε) = Φ(μ/2 − ε/μ) − e^ε Φ(−μ/2 − ε/μ), μ = Δ/σ)
+# solved by bisection in mpmath, then amplified as log(1 + γ(e^ε₀' − 1)) (eq. 15, exact).
+
+
+def _realized_mpmath(eps: float, delta: float, gamma: float) -> mpmath.mpf:
+    """ε realised by eq. (16)'s noise for target ε (σ/Δ = sqrt(2 ln(1.25γ/δ))/ε₀, ε₀ = ε/(2γ))."""
+    with mpmath.workdps(30):
+        eps, delta, gamma = mpmath.mpf(eps), mpmath.mpf(delta), mpmath.mpf(gamma)
+        d0 = delta / gamma
+        mu = eps / (2 * gamma) / mpmath.sqrt(2 * mpmath.log(mpmath.mpf(1.25) / d0))
+
+        def excess_delta(e):
+            return mpmath.ncdf(mu / 2 - e / mu) - mpmath.exp(e) * mpmath.ncdf(-mu / 2 - e / mu) - d0
+
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        if excess_delta(lo) <= 0:
+            return mpmath.mpf(0)
+        while excess_delta(hi) > 0:
+            lo, hi = hi, 2 * hi
+        for _ in range(100):  # 2^-100 of the bracket: far below the 1e-9 checked
+            mid = (lo + hi) / 2
+            lo, hi = (mid, hi) if excess_delta(mid) > 0 else (lo, mid)
+        return mpmath.log1p(gamma * mpmath.expm1((lo + hi) / 2))
+
+
+@pytest.mark.parametrize("delta, gamma, epsilon_max", [
+    (1e-5, 0.2, 50.0),        # the usual case: the root in an inner cell of the 400-point grid
+    (1e-100, 1e-3, 50.0),     # fails at ε₀ ≈ 1.32, between 1 and 1.5, just after the search's start
+    (1e-12, 0.6, 1e5),        # the root (ε ≈ 38.4) in a first cell 250 wide: narrowed by doubling
+    (1e-5, 0.2, 1.2428302),   # epsilon_max just above the root: the root in the last cell
+])
+def test_failure_epsilon_against_an_independent_reference(delta, gamma, epsilon_max):
+    eps = am.paper_calibration_failure_epsilon(delta, gamma, epsilon_max=epsilon_max)
+    # the independent excess realised − target changes sign within 1e-9 relative of the root found
+    # (Brent's tolerance: 1e-12 absolute + 1e-12 relative), and is negative at ε₀ = 1
+    assert _realized_mpmath(eps * (1 - 1e-9), delta, gamma) < eps * (1 - 1e-9)
+    assert _realized_mpmath(eps * (1 + 1e-9), delta, gamma) > eps * (1 + 1e-9)
+    assert _realized_mpmath(2 * gamma, delta, gamma) < 2 * gamma
+
+
+def test_failure_epsilon_default_search_range():
+    # γ = 0.9, δ = 1e-5: eq. (16) stays valid up to the default epsilon_max = 50 (the independent
+    # excess is negative at ε = 25 and 50), so the search reports that range
+    for eps in (25.0, 50.0):
+        assert _realized_mpmath(eps, 1e-5, 0.9) < eps
+    with pytest.raises(ValueError, match=r"^eq\. \(16\) stays valid up to epsilon_max=50\.0 \(gamma=0\.9\)$"):
+        am.paper_calibration_failure_epsilon(1e-5, 0.9)
+
+
+def test_failure_epsilon_with_noise_beyond_the_float_range():
+    # Δ = 1.7e308: the noise of eq. (16), σ = Δ·sqrt(2 ln(1.25γ/δ))/ε₀, exceeds the float range at
+    # every ε ≤ epsilon_max = 1 (ε₀ ≤ 2.5), so it is inf there (realised ε = 0). The realised ε
+    # depends on σ/Δ only, and at Δ = 1 the failure point is above 1 (the reference above
+    # is negative at ε = 1): either way eq. (16) stays valid up to epsilon_max.
+    delta, gamma, sens = 1e-5, 0.2, 1.7e308
+    sigma_at_max = mpmath.mpf(sens) * mpmath.sqrt(2 * mpmath.log(1.25 * gamma / mpmath.mpf(delta))) / (1.0 / (2 * gamma))
+    assert sigma_at_max > 1.7976931348623157e308
+    assert _realized_mpmath(1.0, delta, gamma) < 1.0
+    with pytest.raises(ValueError, match=r"^eq\. \(16\) stays valid up to epsilon_max=1\.0 \(gamma=0\.2\)$"):
+        am.paper_calibration_failure_epsilon(delta, gamma, sens, epsilon_max=1.0)
