@@ -296,3 +296,59 @@ def test_local_updates_on_a_schedule_gathered_step_by_step(monkeypatch):
     assert rel_err(step_by_step, ref, x) < 1e-4
     monkeypatch.setattr(loc, "_GATHER_ALL_BYTES", 2**40)
     assert np.array_equal(loc.local_sgd(p, x, sched, 0.2, clip=1.0), step_by_step)
+
+
+# ---- round-off and range: where the float32 stack must still give the documented values -------
+
+
+def test_fresh_batches_of_large_devices_are_the_b_smallest_keys():
+    # two devices of 1,000 records, b = 500, 20 steps: at these sizes a selection that only
+    # partitions around another rank than b − 1 does not leave the b smallest keys first
+    n, b = 1000, 500
+    p = SoftmaxProblem(np.zeros((2 * n, 785), dtype=np.float32), np.zeros(2 * n, dtype=np.int64),
+                       np.array([0, n, 2 * n]), 0.0)
+    sched = loc.fresh_batches(p, np.array([0, 1]), 20, b, RNG(25))
+    keys = RNG(25).random((20, 2, n))
+    want = np.sort(np.argsort(keys, axis=-1)[..., :b], axis=-1)
+    assert np.array_equal(np.sort(_positions(p, np.array([0, 1]), sched.rows), axis=-1), want)
+
+
+def test_a_device_idle_at_every_step_has_a_zero_update(problem):
+    # "Devices inactive at a step keep their iterate": never active, its update is exactly 0,
+    # also for a float64 model whose entries are not float32 numbers (with or without correction)
+    sched = loc.fresh_batches(problem, np.array([0, 1]), 3, 5, RNG(1))
+    active = sched.active.copy()
+    active[:, 1] = False
+    sched = loc.Schedule(sched.rows, sched.weights, active)
+    x = RNG(2).standard_normal((785, 10)) * 0.1
+    assert np.any(x.astype(np.float32) != x)
+    corr = RNG(9).standard_normal((2, 785, 10)) * 0.01
+    for correction in (None, corr):
+        u = loc.local_updates(problem, x, sched, 0.3, correction=correction)
+        assert np.all(u[1] == 0.0) and np.any(u[0] != 0.0)
+
+
+def test_weight_decay_over_many_steps_is_applied_at_once():
+    # zero batch weights (no gradient), η·μ = 2^-12 (1 − ημ is a float32 number), 800 steps,
+    # every device active and no correction: u = ((1 − ημ)^800 − 1)·x exactly in float64; the
+    # rescaled iterate applies (1 − ημ)^800 once (a float32 power, a product, the final
+    # difference: at most 3 roundings of 2^-24·|x|) instead of rounding 800 products
+    p = _shared_problem(3, 40, 2.0**-11, 3, test_size=0)
+    sched = loc.fresh_batches(p, np.array([0, 1]), 800, 4, RNG(7))
+    sched = loc.Schedule(sched.rows, np.zeros_like(sched.weights), sched.active)
+    x = RNG(5).standard_normal((785, 10)).astype(np.float32).astype(np.float64)
+    u = loc.local_updates(p, x, sched, 0.5)
+    want = ((1 - 2.0**-12) ** 800 - 1) * x
+    assert np.all(np.abs(u - want) <= 3 * 2.0**-24 * np.abs(x))
+
+
+def test_batch_clipping_of_a_gradient_whose_square_exceeds_float32():
+    # η = 1e20, C = 1e-20: the raw batch gradient (entries ~1e19) has a squared norm beyond the
+    # float32 range, the clipped step η·C has norm 1; μ = 1e-22 keeps 1 − ημ = 0.99
+    p = _shared_problem(3, 40, 1e-22, 2, test_size=0)
+    sched = loc.subsample_batches(p, np.array([0, 1]), 3, 5, RNG(6))
+    x = RNG(8).standard_normal((785, 10)) * 0.1
+    ref, clipped, _ = reference_local(p, x, sched, 1e20, 1e-20, "batch")
+    assert clipped == 6
+    got = loc.local_sgd(p, x, sched, 1e20, clip=1e-20, clip_mode="batch")
+    assert rel_err(got, ref, x) < REL
