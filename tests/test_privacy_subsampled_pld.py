@@ -220,6 +220,17 @@ def test_composed_epsilon_at_a_subnormal_rate():
     assert below == _eps_direct(threshold * 0.99, 2.0, sys.float_info.min, 1e-2, rounds, 2.0)
 
 
+def test_composed_epsilon_at_a_subnormal_rate_exactly_at_the_threshold():
+    # Δ/σ = 20: TV = erf(20/(2√2)) = 1 − 1.5e-23, 1.0 in floats; p = 2^-1030, 1024 rounds, δ =
+    # 1024·p = 2^-1020 exactly: rounds·p·TV ≤ δ holds with equality, so ε = 0 (the guarantee
+    # (0, rounds·p·TV) meets δ); one ulp below that δ it does not (dp-accounting's estimate: inf).
+    mpmath.mp.dps = 40
+    assert 1 - mpmath.erf(mpmath.mpf(20) / (2 * mpmath.sqrt(2))) < mpmath.mpf(2) ** -60
+    p, rounds, delta = 2.0**-1030, 1024, 2.0**-1020
+    assert subsampled.composed_epsilon(delta, p, 1.0, 0.05, rounds, 1.0) == 0.0
+    assert subsampled.composed_epsilon(delta * (1 - 2.0**-52), p, 1.0, 0.05, rounds, 1.0) > 0
+
+
 def test_composed_epsilon_near_rate_one_falls_back_to_rate_one():
     # dp-accounting fails for p = 1 − 1e-13 at σ = 0.3 ("a must be greater than b"); the release
     # at that rate is post-processing of the one at rate 1: ε at rate 1 (dp-accounting directly).
