@@ -143,6 +143,15 @@ def test_self_compose_grid_limit_at_the_true_composed_size(monkeypatch):
         subsampled._self_compose(pmf, 6)
 
 
+def test_self_compose_grid_limit_applies_to_two_point_sparse_pmfs(monkeypatch):
+    # size 2, 10 rounds: 2^10 > 1000, densified (by dp-accounting too), so the limit applies.
+    pmf = _sparse(2)
+    n = len(pmf.self_compose(10, 1e-15)._probs)
+    monkeypatch.setattr(subsampled, "MAX_PLD_POINTS", n - 1)
+    with pytest.raises(ValueError, match=r"^rounds=10 too many"):
+        subsampled._self_compose(pmf, 10)
+
+
 def test_self_compose_grid_limit_applies_to_densified_sparse_pmfs(monkeypatch):
     pmf = _sparse(4)  # 4^5 > 1000: densified
     expected = pmf.self_compose(5, 1e-15)
@@ -302,10 +311,11 @@ def _delta_mp(eps, p, mu):
     return max(rem, add)
 
 
-@pytest.mark.parametrize("p,mu,frac", [(0.3, 1.0, 0.5), (0.05, 2.0, 0.9), (0.8, 0.5, 0.999)])
+@pytest.mark.parametrize("p,mu,frac", [(0.3, 1.0, 0.5), (0.05, 2.0, 0.9), (0.8, 0.5, 0.999), (0.5, 1.0, 0.99999)])
 def test_subsampled_epsilon_just_below_the_zero_epsilon_delta(p, mu, frac):
     # δ a fraction of δ(0) = p·TV (between δ(0)/e and δ(0)): ε is small and positive; the 40-digit
-    # root of δ(ε) = target (bisection), 1e-10 relative.
+    # root of δ(ε) = target (bisection), 1e-10 relative, and 2e-14 absolute (the root search's
+    # absolute tolerance 1e-14 plus round-off; ε = 6.2e-6 in the last case).
     delta0 = p * _tv_mp(mu)
     assert float(_delta_mp(0.0, p, mu)) == pytest.approx(delta0, rel=1e-14)
     target = mpmath.mpf(delta0 * frac)
@@ -317,6 +327,7 @@ def test_subsampled_epsilon_just_below_the_zero_epsilon_delta(p, mu, frac):
     assert expected > 0
     got = subsampled.subsampled_gaussian_epsilon(delta0 * frac, p, 1.0, 1.0 / mu)
     assert got == pytest.approx(expected, rel=1e-10, abs=0)
+    assert abs(got - expected) <= 2e-14
 
 
 def test_subsampled_epsilon_is_zero_at_or_above_the_zero_epsilon_delta():
