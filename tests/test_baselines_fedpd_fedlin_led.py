@@ -446,6 +446,11 @@ def test_fedpd_messages(convex):
     with pytest.raises(ValueError, match=r"^theta must lie in \(0, \(L \+ mu\)/L\) so that eta1 = theta \* "):
         FedPD(P, Ne=NE, eta=1.0, theta=(L + mu) / L)
     FedPD(P, Ne=NE, eta=1.0, theta=0.999 * (L + mu) / L)  # inside: accepted
+    # one float below the end, theta * 2/(L + mu) rounds up to 2/L: the theta message, not eta1's
+    edge = np.nextafter((L + mu) / L, 0.0)
+    assert edge < (L + mu) / L and edge * 2.0 / (L + mu) >= 2.0 / L
+    with pytest.raises(ValueError, match=r"^theta must lie in \(0, \(L \+ mu\)/L\) so that eta1 = theta \* "):
+        FedPD(P, Ne=NE, eta=1.0, theta=edge)
     _rejects_partial_participation(FedPD(P, Ne=NE))
 
 

@@ -409,6 +409,21 @@ def test_drop_finished_freezes_a_finished_run(unit):
     np.testing.assert_allclose(run.final_state["m"][0], 0.9 ** 10, rtol=1e-13)
 
 
+def test_drop_finished_with_participation_when_every_run_finishes_before_K():
+    # every run reaches tol long before K; with stop_when_done=False the loop goes on with no run left
+    algo = FedPLT(logistic_v2(True, 0, N=12, q=30), Ne=5, rho=1.0)
+    kw = dict(K=100, runs=2, participation=("cohort", 6), stop_when_done=False)
+    run = run_batched(algo, drop_finished=True, **kw)
+    kept = run_batched(algo, **kw)
+    k_tol = kept.iterations_to_tol
+    assert np.all((k_tol >= 0) & (k_tol < 100))
+    np.testing.assert_array_equal(run.iterations_to_tol, k_tol)
+    assert run.iterations == 100 and run.grad_sq.shape == (2, 101)
+    for r, k in enumerate(k_tol):
+        np.testing.assert_array_equal(run.grad_sq[r, :k + 1], kept.grad_sq[r, :k + 1])
+        assert np.all(np.isnan(run.grad_sq[r, k + 1:]))
+
+
 def test_partial_participation_counts(unit):
     algo = _ScaleP(unit, Ne=2, c=[0.5, 0.5, 0.5, 0.5])
     run = run_batched(algo, K=3, tol=0.0, participation=("cohort", 2))

@@ -462,6 +462,8 @@ def run_batched(algorithm: BatchedAlgorithm, *, K: int, runs: int | None = None,
                     keep_live = (k_tol[live] < 0) & ~diverged[live]
                     if not np.all(keep_live):
                         sel = np.flatnonzero(keep_live)
+                        if sel.size == 0:  # every run has finished: nothing left to compute
+                            break
                         live = live[sel]
                         algo = algorithm.subset(live)
                         part_streams = part_streams.subset(sel)

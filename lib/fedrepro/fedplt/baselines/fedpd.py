@@ -121,10 +121,12 @@ class FedPD(BatchedAlgorithm):
         mu, L = self.moduli()
         if not has_eta1:
             theta = self.params.pop("theta", np.asarray(1.0))
-            if np.any(theta <= 0) or np.any(theta >= (L + mu) / L):
+            step = np.asarray(theta * 2.0 / (L + mu), dtype=float)
+            # the step is checked too: at the edge of theta's range it can round to 2/L
+            if np.any(theta <= 0) or np.any(theta >= (L + mu) / L) or np.any(step >= 2.0 / L):
                 raise ValueError(f"theta must lie in (0, (L + mu)/L) so that eta1 = theta * 2/(L + mu) is in (0, 2/L) "
                                  f"(L = lam_bar + 1/eta, mu = lam + 1/eta), got {theta}")
-            self.params["eta1"] = np.asarray(theta * 2.0 / (L + mu), dtype=float)
+            self.params["eta1"] = step
         eta1 = self.params["eta1"]
         if np.any(eta1 <= 0) or np.any(eta1 >= 2.0 / L):
             raise ValueError(f"eta1 must lie in (0, 2/(lam_bar + 1/eta)) (GD on the L-smooth L_i), got {eta1}")

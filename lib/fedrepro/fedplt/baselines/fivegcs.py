@@ -19,7 +19,8 @@ for full participation, its stochastic-extrapolation form under client sampling)
    ``u_i^+ = u_i + tau (xhat_t - y^{N_e})`` (``dual="prox"``; equal at the exact prox);
 4. the server: ``Delta = sum_{i in S_t} (u_i^+ - u_i)``, ``v <- v + Delta``,
    ``x_{t+1} = xhat_t - gamma (N/C) Delta`` with ``C = |S_t|`` (the realised number of
-   active agents, so a Bernoulli mask also works; an empty round changes nothing).
+   active agents, so a Bernoulli mask also works; in an empty round Delta = 0 and v stays,
+   while x moves to xhat_t, as spec §6 step 5 says).
 
 Fixed point (checked in the tests): ``x = xhat = x*`` and ``u_i = grad F_i(x*)``; step 1 then
 needs ``N mu0 x* + sum_i grad F_i(x*) = sum_i grad f_i(x*) = 0``. With ``C = N`` the server
