@@ -197,7 +197,9 @@ def composed_epsilon(delta: float, probability: float, sensitivity: float, sigma
         p = sys.float_info.min
     ordinary = all(1e-150 <= v <= 1e150 for v in (sensitivity, sigma))
     sigma_1 = sigma / sensitivity if ordinary else min(sigma / sensitivity, 1e150)
-    if _pld_points(sigma_1, p, discretization) > MAX_PLD_POINTS:
+    # the grid shrinks as σ/Δ grows: beyond 1e150 (where dp-accounting's loss bounds overflow)
+    # the grid at 1e150 bounds it
+    if _pld_points(min(sigma_1, 1e150), p, discretization) > MAX_PLD_POINTS:
         raise ValueError(
             f"sigma={sigma!r} (sensitivity={sensitivity!r}) is too small for "
             f"discretization={discretization!r}: the privacy-loss grid would exceed "
