@@ -69,7 +69,7 @@ TARGETS: dict[str, list[str]] = {
     "alidpfl/fastclip": ["test_alidpfl_dpsgd.py"],
     "alidpfl/dpsgd": ["test_alidpfl_dpsgd.py", "test_alidpfl_dpsgd_contract.py"],
     "dpfedpaq/mlp": ["test_dpfedpaq_mlp.py"],
-    "dpfedpaq/algorithms": ["test_dpfedpaq_algorithms.py", "test_dpfedpaq_round.py"],
+    "dpfedpaq/algorithms": ["test_dpfedpaq_algorithms.py", "test_dpfedpaq_round.py", "test_dpfedpaq_algorithms_contract.py"],
 }
 
 _STATUS = re.compile(r"^\s+(\S+): (.+)$")
