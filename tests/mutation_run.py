@@ -68,8 +68,9 @@ TARGETS: dict[str, list[str]] = {
     "alidpfl/tau_rule": ["test_alidpfl_tau_rule.py", "test_alidpfl_library.py", "test_alidpfl_tables.py"],
     "alidpfl/fastclip": ["test_alidpfl_dpsgd.py"],
     "alidpfl/dpsgd": ["test_alidpfl_dpsgd.py", "test_alidpfl_dpsgd_contract.py"],
-    "dpfedpaq/mlp": ["test_dpfedpaq_mlp.py"],
-    "dpfedpaq/algorithms": ["test_dpfedpaq_algorithms.py", "test_dpfedpaq_round.py", "test_dpfedpaq_algorithms_contract.py"],
+    "dpfedpaq/mlp": ["test_dpfedpaq_mlp.py", "test_dpfedpaq_mlp_contract.py"],
+    "dpfedpaq/algorithms": ["test_dpfedpaq_algorithms.py", "test_dpfedpaq_round.py",
+                            "test_dpfedpaq_algorithms_contract.py"],
 }
 
 _STATUS = re.compile(r"^\s+(\S+): (.+)$")
