@@ -16,6 +16,7 @@
 """
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -231,12 +232,13 @@ def test_x0_checks():
 
 
 
-@pytest.mark.xfail(strict=True, reason="_check_x0 tests the size only: a (10, 785) start is reshaped, not rejected "
-                                       "(MUTATION.md, bugs not fixed yet)")
-def test_x0_of_another_shape_with_7850_entries_is_rejected():
+@pytest.mark.parametrize("shape", [(10, 785), (1, 7850), (785, 10, 1), (7850, 1)])
+def test_x0_of_another_shape_with_7850_entries_is_rejected(shape):
+    # a start of another shape with the same number of entries used to be reshaped silently
     p = small_problem(n_devices=3)
-    with pytest.raises(ValueError, match="x0 must be a finite real array of shape"):
-        alg.fedpaq(p, rounds=1, local_steps=1, m_per_round=1, batch_size=4, x0=np.zeros((10, 785)))
+    with pytest.raises(ValueError, match=re.escape(f"got shape {shape}")):
+        alg.fedpaq(p, rounds=1, local_steps=1, m_per_round=1, batch_size=4, x0=np.zeros(shape))
+
 
 def test_private_batch_sizes_formula_and_edges():
     # b_i = ⌊γ n_i / E⌋

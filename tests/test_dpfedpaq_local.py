@@ -352,3 +352,17 @@ def test_batch_clipping_of_a_gradient_whose_square_exceeds_float32():
     assert clipped == 6
     got = loc.local_sgd(p, x, sched, 1e20, clip=1e-20, clip_mode="batch")
     assert rel_err(got, ref, x) < REL
+
+
+def test_batch_clipping_whose_factor_is_below_the_float32_range():
+    # C = 1e-46 with η = 1e37: the factor C·η/‖ĝ‖ is below float32's smallest subnormal while
+    # the clipped step (norm ~1e-9) is representable; a float32 factor used to make the update 0.
+    # Reference: the float64 batch-of-one loop (μ = 0, x = 0)
+    p = _shared_problem(3, 40, 0.0, 2, test_size=0)
+    sched = loc.subsample_batches(p, np.array([0, 1]), 3, 5, RNG(6))
+    x = np.zeros((785, 10))
+    ref, clipped, _ = reference_local(p, x, sched, 1e37, 1e-46, "batch")
+    assert clipped == 6
+    got = loc.local_updates(p, x, sched, 1e37, clip=1e-46, clip_mode="batch")
+    assert np.all(np.linalg.norm(ref.reshape(2, -1), axis=1) > 1e-10)
+    assert rel_err(got, ref - x, x) < REL

@@ -180,7 +180,8 @@ def _check_batch_size(problem: SoftmaxProblem, batch_size: int | None) -> int | 
 
 def _check_x0(x0: np.ndarray) -> np.ndarray:
     arr = np.asarray(x0)
-    if arr.size != N_FEATURES * N_CLASSES or arr.dtype.kind not in "fiu" or not np.all(np.isfinite(arr)):
+    shapes = ((N_FEATURES, N_CLASSES), (N_FEATURES * N_CLASSES,))
+    if arr.shape not in shapes or arr.dtype.kind not in "fiu" or not np.all(np.isfinite(arr)):
         raise ValueError(f"x0 must be a finite real array of shape ({N_FEATURES}, {N_CLASSES}) or "
                          f"({N_FEATURES * N_CLASSES},), got shape {arr.shape}")
     return np.array(arr, dtype=float).reshape(N_FEATURES, N_CLASSES)

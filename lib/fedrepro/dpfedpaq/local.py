@@ -304,7 +304,9 @@ def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr
             continue
         if batch_clip:
             gn = np.sqrt(np.einsum("mij,mij->m", g, g, dtype=np.float64))
-            g *= np.minimum(1.0, clip * lr / np.maximum(gn, 1e-300)).astype(np.float32)[:, None, None]
+            # the factor C·η/‖g‖ stays float64 (a float32 factor underflows to 0 below ~1e-45
+            # while the clipped step itself is representable); the product is rounded once
+            g *= np.minimum(1.0, clip * lr / np.maximum(gn, 1e-300))[:, None, None]
         act = schedule.active[t]
         if act.all():  # y ← (1 − ημ)y − ηg − η·correction
             y *= decay
