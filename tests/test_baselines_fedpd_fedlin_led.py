@@ -451,6 +451,17 @@ def test_fedpd_messages(convex):
     assert edge < (L + mu) / L and edge * 2.0 / (L + mu) >= 2.0 / L
     with pytest.raises(ValueError, match=r"^theta must lie in \(0, \(L \+ mu\)/L\) so that eta1 = theta \* "):
         FedPD(P, Ne=NE, eta=1.0, theta=edge)
+    # theta exactly at the end where theta * 2/(L + mu) rounds *below* 2/L: only the test on theta
+    # itself rejects it (an eta for which this happens, found by a search on a grid)
+    for eta in np.linspace(0.05, 20.0, 400):
+        L, mu = P.lam_bar + 1.0 / eta, P.lam + 1.0 / eta
+        end = (L + mu) / L
+        if end * 2.0 / (L + mu) < 2.0 / L:
+            break
+    else:
+        pytest.fail("no eta on the grid where the step at theta's end rounds below 2/L")
+    with pytest.raises(ValueError, match=r"^theta must lie in \(0, \(L \+ mu\)/L\) so that eta1 = theta \* "):
+        FedPD(P, Ne=NE, eta=float(eta), theta=end)
     _rejects_partial_participation(FedPD(P, Ne=NE))
 
 
