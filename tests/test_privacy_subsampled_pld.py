@@ -49,6 +49,17 @@ def test_pld_points_is_the_size_of_the_grid_dp_accounting_builds(sigma, p, width
     assert abs(subsampled._pld_points(sigma, p, width) - size) < 1
 
 
+@pytest.mark.parametrize("sigma", [0.0, -1.0])
+def test_pld_points_where_dp_accounting_cannot_build_the_bounds_is_unbounded(sigma):
+    # dp-accounting rejects σ ≤ 0 with a ValueError (checked here): the estimate is then +inf (a grid
+    # no limit admits), not an error of its own
+    from dp_accounting.pld import privacy_loss_mechanism as plm
+
+    with pytest.raises(ValueError):
+        plm.GaussianPrivacyLoss(sigma, sensitivity=1.0, sampling_prob=0.5)
+    assert subsampled._pld_points(sigma, 0.5, 1e-4) == math.inf
+
+
 @pytest.mark.parametrize("sigma,sens,p,width", [(2.0, 2.5, 0.5, 1e-2), (0.3, 1.0, 0.01, 1e-2)])
 def test_composed_epsilon_grid_limit_at_the_true_grid_size(monkeypatch, sigma, sens, p, width):
     # A single-round grid of n points (dp-accounting's own PMF) passes with the limit at n + 1 and
