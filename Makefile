@@ -99,10 +99,12 @@ test-fast: setup
 
 # Mutation testing (mutmut) of the numerical core, one module at a time, each against its own
 # test files without the stored/notebook/book tests; prints the score per module.
-# MUTATION_MODULES=privacy/rdp restricts it; MUTATION_JOBS mutants run in parallel.
+# MUTATION_MODULES=privacy/rdp restricts it; MUTATION_JOBS mutants run in parallel. It first checks
+# that the issue's six planted bugs are each caught by the fast test selection (tests/planted_bugs.py).
 MUTATION_MODULES ?=
 MUTATION_JOBS ?= 1
 mutation: setup
+	nice -n 19 $(BIN)/python tests/planted_bugs.py
 	nice -n 19 $(BIN)/python tests/mutation_run.py --jobs $(MUTATION_JOBS) $(MUTATION_MODULES)
 
 clean:
