@@ -13,6 +13,13 @@ def small_problem(n_devices: int = 6, per: int = 40, mu: float = 1e-2, seed: int
     appended), random labels; the first ``test_size`` records double as a test set (none if 0)."""
     rng = np.random.default_rng(seed)
     sizes = per + rng.integers(0, 8, n_devices)
+    return problem_of_sizes(sizes, rng, mu=mu, test_size=test_size)
+
+
+def problem_of_sizes(sizes, rng: np.random.Generator, *, mu: float = 1e-2, test_size: int = 50) -> SoftmaxProblem:
+    """Devices of the given sizes n_i (sparse random images drawn from ``rng``, bias column
+    appended, random labels); the first ``test_size`` records double as a test set (none if 0)."""
+    sizes = np.asarray(sizes)
     n = int(sizes.sum())
     feats = np.ones((n, 785), dtype=np.float32)
     feats[:, :-1] = rng.random((n, 784)) * (rng.random((n, 784)) < 0.2)

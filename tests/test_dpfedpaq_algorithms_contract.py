@@ -24,8 +24,7 @@ import pytest
 from fedrepro.dpfedpaq import algorithms as alg
 from fedrepro.dpfedpaq import local as loc
 from fedrepro.dpfedpaq import quantizer as qz
-from fedrepro.problems.softmax import SoftmaxProblem
-from tests._dpfedpaq_problems import small_problem
+from tests._dpfedpaq_problems import problem_of_sizes, small_problem
 
 D = 7850
 STREAM_ORDER = ("scheduling", "batches", "subsampling", "quantizer", "noise")
@@ -33,16 +32,7 @@ STREAM_ORDER = ("scheduling", "batches", "subsampling", "quantizer", "noise")
 
 def make_problem(sizes, *, seed=0, mu=1e-2, test=True):
     """Devices with the given sizes n_i (sparse random images plus a bias column, random labels)."""
-    rng = np.random.default_rng(seed)
-    sizes = np.asarray(sizes)
-    n = int(sizes.sum())
-    feats = np.ones((n, 785), dtype=np.float32)
-    feats[:, :-1] = rng.random((n, 784)) * (rng.random((n, 784)) < 0.2)
-    labels = rng.integers(0, 10, n)
-    offsets = np.concatenate([[0], np.cumsum(sizes)])
-    if test:
-        return SoftmaxProblem(feats, labels, offsets, mu, feats[:30], labels[:30])
-    return SoftmaxProblem(feats, labels, offsets, mu)
+    return problem_of_sizes(sizes, np.random.default_rng(seed), mu=mu, test_size=30 if test else 0)
 
 
 def streams(seed):
