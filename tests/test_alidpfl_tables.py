@@ -159,6 +159,27 @@ def test_summary_counts_count_cells_within_the_tolerance():
     assert got["within"] == n - 1 and got["highest"] == pytest.approx(2.5)
 
 
+def test_readings_summary_counts_each_reading_and_its_shift():
+    spec = _result(ali_bonus=0.0, best_tau_one=True)
+    code = _result(ali_bonus=0.0, best_tau_one=True)
+    for t in tables.TABLES:
+        for k in tables.cell_keys(spec, t):
+            theirs = tables.paper_table(t)[k]
+            for m in spec["table"][k]:
+                spec["table"][k][m] = theirs[m] - 10.0  # ten points below the paper
+                code["table"][k][m] = theirs[m] - 1.0   # one point below: within the tolerance
+    first = tables.cell_keys(code, "IV")[0]
+    code["table"][first]["tau=1"] = tables.paper_table("IV")[first]["tau=1"] + 4.0
+    frame = tables.readings_summary_frame({"spec": spec, "authors_code": code})
+    n = sum(len(spec["table"][k]) for t in tables.TABLES for k in tables.cell_keys(spec, t))
+    assert frame.loc["spec", "within 2 points of the paper"] == f"0 of {n}"
+    assert frame.loc["authors_code", "within 2 points of the paper"] == f"{n - 1} of {n}"
+    assert frame.loc["spec", "mean − paper (points)"] == pytest.approx(-10.0)
+    assert frame.loc["authors_code", "highest − paper (points)"] == pytest.approx(4.0)
+    assert frame.loc["spec", "mean change from spec (points)"] == 0.0
+    assert frame.loc["authors_code", "mean change from spec (points)"] == pytest.approx((9.0 * (n - 1) + 14.0) / n)
+
+
 def test_rules_frame_replays_each_run_under_its_own_budgets(monkeypatch):
     seen = {}
 

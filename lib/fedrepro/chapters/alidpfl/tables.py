@@ -306,6 +306,28 @@ def summary_counts(result: Mapping[str, Any]) -> dict[str, Any]:
             "mean": float(d.mean()), "lowest": float(d.min()), "highest": float(d.max())}
 
 
+def readings_summary_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
+    """One row per reading of ``results`` (``{reading: tables result}``): how many
+    Fashion-MNIST entries lie within the tables' tolerance of the paper, ours minus the paper
+    (mean, lowest, highest, in points) and the mean change from the first reading, entry by
+    entry over the entries both readings have."""
+    import pandas as pd
+
+    names = list(results)
+    first = results[names[0]]
+    rows = []
+    for r in names:
+        counts = summary_counts(results[r])
+        shifts = [float(results[r]["table"][k][m]) - float(first["table"][k][m])
+                  for t in TABLES for k in cell_keys(first, t)
+                  for m in first["table"][k] if m in results[r]["table"].get(k, {})]
+        rows.append((r, f"{counts['within']} of {counts['cells']}", counts["mean"], counts["lowest"],
+                     counts["highest"], float(np.mean(shifts)) if shifts else np.nan))
+    cols = ["reading", "within 2 points of the paper", "mean − paper (points)",
+            "lowest − paper (points)", "highest − paper (points)", f"mean change from {names[0]} (points)"]
+    return pd.DataFrame(rows, columns=cols).set_index("reading")
+
+
 def figure_accuracy_vs_tau(result: Mapping[str, Any]) -> Figure:
     """Fig. 1 redrawn: final accuracy of fixed-τ DPFL against τ, one curve per budget pair
     (Fashion-MNIST), the best τ of each marked; thin dashed lines: the paper's tables."""
