@@ -180,6 +180,26 @@ def test_readings_summary_counts_each_reading_and_its_shift():
     assert frame.loc["authors_code", "mean change from spec (points)"] == pytest.approx((9.0 * (n - 1) + 14.0) / n)
 
 
+def test_seeds_frame_gives_mean_and_range_over_seeds():
+    runs = {s: _result(ali_bonus=0.0, best_tau_one=True) for s in (0, 1, 2)}
+    key = tables.cell_keys(runs[0], "III")[0]
+    for s, shift in zip((0, 1, 2), (-1.0, 0.0, 4.0), strict=True):
+        runs[s]["table"][key]["tau=2"] += shift
+    frame = tables.seeds_frame(runs, "III")
+    row = frame.loc[(frame.index.get_level_values("cell")[0], "tau=2")]
+    base = _result(ali_bonus=0.0, best_tau_one=True)["table"][key]["tau=2"]
+    assert row["seeds"] == 3
+    assert row["mean (%)"] == pytest.approx(base + 1.0)
+    assert (row["min (%)"], row["max (%)"]) == pytest.approx((base - 1.0, base + 4.0))
+    other = frame.loc[(frame.index.get_level_values("cell")[0], "tau=1")]
+    assert other["min (%)"] == other["max (%)"]
+
+
+def test_stored_seeds_lists_only_stored_results(monkeypatch):
+    monkeypatch.setattr(tables, "stored_tables", lambda profile, seed, reading: {"seed": seed} if seed != 1 else None)
+    assert tables.stored_seeds("paper", "spec", (0, 1, 2)) == {0: {"seed": 0}, 2: {"seed": 2}}
+
+
 def test_rules_frame_replays_each_run_under_its_own_budgets(monkeypatch):
     seen = {}
 

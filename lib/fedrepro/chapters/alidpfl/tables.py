@@ -37,7 +37,7 @@ __all__ = ["TOLERANCE", "TABLES", "Table", "parse_column", "paper_table", "cell_
            "diff_frame", "best_fixed", "tau1_optimal", "ali_vs_fixed", "ali_vs_tau1", "argmax_spread",
            "tau_sequences_rise", "iterations_used", "figure_accuracy_vs_tau", "figure_tau_sequences",
            "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "seeds_frame", "summary_counts",
-           "stored_tables", "readings_frame", "ali_margin"]
+           "stored_tables", "stored_seeds", "readings_frame", "readings_summary_frame", "ali_margin"]
 
 Table = Mapping[str, Mapping[str, float]]
 
@@ -408,6 +408,18 @@ def stored_tables(profile: str = "paper", seed: int = 0, reading: str = "spec") 
 
     stored = load(experiments.TablesConfig(profile=profile, seed=seed, reading=reading))
     return None if stored is None else stored.result
+
+
+def stored_seeds(profile: str = "paper", reading: str = "spec", seeds: Sequence[int] = (0, 1, 2)
+                 ) -> dict[int, dict[str, Any]]:
+    """``{seed: tables result}`` for those of ``seeds`` whose result is stored and fresh
+    (:func:`stored_tables`: never starts a computation)."""
+    out = {}
+    for seed in seeds:
+        result = stored_tables(profile, seed, reading)
+        if result is not None:
+            out[int(seed)] = result
+    return out
 
 
 def readings_frame(results: Mapping[str, Mapping[str, Any]], table: str) -> pd.DataFrame:
