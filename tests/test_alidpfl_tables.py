@@ -195,6 +195,18 @@ def test_seeds_frame_gives_mean_and_range_over_seeds():
     assert other["min (%)"] == other["max (%)"]
 
 
+def test_seeds_spread_frame_reports_the_median_and_largest_range():
+    runs = {s: _result(ali_bonus=0.0, best_tau_one=True) for s in (0, 1)}
+    key = tables.cell_keys(runs[0], "IV")[1]
+    runs[1]["table"][key]["tau=5"] += 3.0
+    frame = tables.seeds_spread_frame(runs)
+    assert frame.loc["Table IV", "largest range (points)"] == pytest.approx(3.0)
+    assert frame.loc["Table IV", "median range (points)"] == 0.0
+    assert frame.loc["Table IV", "entry with the largest range"].startswith("tau=5, ")
+    assert frame.loc["Table II", "largest range (points)"] == 0.0
+    assert (frame["seeds"] == 2).all()
+
+
 def test_stored_seeds_lists_only_stored_results(monkeypatch):
     monkeypatch.setattr(tables, "stored_tables", lambda profile, seed, reading: {"seed": seed} if seed != 1 else None)
     assert tables.stored_seeds("paper", "spec", (0, 1, 2)) == {0: {"seed": 0}, 2: {"seed": 2}}

@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["TOLERANCE", "TABLES", "Table", "parse_column", "paper_table", "cell_keys", "ours_frame",
            "diff_frame", "best_fixed", "tau1_optimal", "ali_vs_fixed", "ali_vs_tau1", "argmax_spread",
            "tau_sequences_rise", "iterations_used", "figure_accuracy_vs_tau", "figure_tau_sequences",
-           "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "seeds_frame", "summary_counts",
+           "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "seeds_frame", "seeds_spread_frame", "summary_counts",
            "stored_tables", "stored_seeds", "readings_frame", "readings_summary_frame", "ali_margin"]
 
 Table = Mapping[str, Mapping[str, float]]
@@ -291,6 +291,23 @@ def seeds_frame(results: Mapping[int, Mapping[str, Any]], table: str) -> pd.Data
             rows.append((_column_label(key), m, len(vals), vals.mean(), vals.min(), vals.max()))
     return pd.DataFrame(rows, columns=["cell", "method", "seeds", "mean (%)", "min (%)", "max (%)"]
                         ).set_index(["cell", "method"])
+
+
+def seeds_spread_frame(results: Mapping[int, Mapping[str, Any]]) -> pd.DataFrame:
+    """Per table, the range (max − min over the seeds of ``results``, in points) of its
+    entries: the median and the largest range, and the entry with the largest."""
+    import pandas as pd
+
+    rows = []
+    for table in TABLES:
+        frame = seeds_frame(results, table)
+        spread = frame["max (%)"] - frame["min (%)"]
+        cell, method = spread.idxmax()
+        rows.append((f"Table {table}", len(frame), int(frame["seeds"].min()), float(spread.median()),
+                     float(spread.max()), f"{method}, {cell}"))
+    return pd.DataFrame(rows, columns=["table", "entries", "seeds", "median range (points)",
+                                       "largest range (points)", "entry with the largest range"]
+                        ).set_index("table")
 
 
 def summary_counts(result: Mapping[str, Any]) -> dict[str, Any]:
