@@ -207,6 +207,23 @@ def test_seeds_spread_frame_reports_the_median_and_largest_range():
     assert (frame["seeds"] == 2).all()
 
 
+def test_claims_by_seed_says_on_how_many_seeds_each_claim_holds():
+    good = _result(ali_bonus=3.0, best_tau_one=True)
+    bad = _result(ali_bonus=-3.0, best_tau_one=True)
+    frame = scorecard.claims_by_seed_frame({0: good, 1: bad})
+    assert list(frame.columns) == ["seed 0", "seed 1", "holds on"]
+    per_seed = {s: {k.removeprefix("alidpfl-main-"): v.status for k, v in scorecard.tables_outcomes(r).items()}
+                for s, r in ((0, good), (1, bad))}
+    for item, row in frame.iterrows():
+        assert (row["seed 0"], row["seed 1"]) == (per_seed[0][item], per_seed[1][item])
+        held = (row["seed 0"] == "match") + (row["seed 1"] == "match")
+        assert row["holds on"] == f"{held} of 2"
+    assert (frame["seed 0"] != frame["seed 1"]).any()  # the ALI margin decides some claims
+    ids = scorecard.tables_outcomes(good)
+    assert set(frame.index) == {k.removeprefix("alidpfl-main-") for k in ids if "-C" in k or "-F" in k}
+    assert len(frame) < len(ids)  # table cells are not claims
+
+
 def test_stored_seeds_lists_only_stored_results(monkeypatch):
     monkeypatch.setattr(tables, "stored_tables", lambda profile, seed, reading: {"seed": seed} if seed != 1 else None)
     assert tables.stored_seeds("paper", "spec", (0, 1, 2)) == {0: {"seed": 0}, 2: {"seed": 2}}

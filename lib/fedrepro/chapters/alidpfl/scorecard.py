@@ -268,6 +268,23 @@ def claims_frame(result: dict[str, Any], profile: str = "paper"):
     return pd.DataFrame(rows, columns=["item", "outcome", "evidence"]).set_index("item")
 
 
+def claims_by_seed_frame(results: dict[int, dict[str, Any]], profile: str = "paper"):
+    """The experimental claims and figures of ALI-DPFL decided on each seed of ``results``
+    (``{seed: tables result}``) by the same rules as :func:`claims_frame`, and on how many
+    seeds each one holds (``match``). The scorecard itself is decided on seed 0."""
+    import pandas as pd
+
+    seeds = sorted(results)
+    per_seed = {s: tables_outcomes(results[s], profile) for s in seeds}
+    items = sorted(cid for cid in per_seed[seeds[0]] if "-C" in cid or "-F" in cid)
+    rows = []
+    for cid in items:
+        statuses = [per_seed[s][cid].status for s in seeds]
+        held = sum(st == "match" for st in statuses)
+        rows.append((cid.removeprefix("alidpfl-main-"), *statuses, f"{held} of {len(seeds)}"))
+    return pd.DataFrame(rows, columns=["item", *[f"seed {s}" for s in seeds], "holds on"]).set_index("item")
+
+
 def table_outcomes() -> dict[str, Outcome]:
     """Outcomes of the items that need the training runs (paper profile, seed 0)."""
     from fedrepro.report.quiet import import_tqdm_quietly
