@@ -340,7 +340,7 @@ def readings_summary_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataF
                   for m in first["table"][k] if m in results[r]["table"].get(k, {})]
         rows.append((r, f"{counts['within']} of {counts['cells']}", counts["mean"], counts["lowest"],
                      counts["highest"], float(np.mean(shifts)) if shifts else np.nan))
-    cols = ["reading", "within 2 points of the paper", "mean − paper (points)",
+    cols = ["reading", f"within {TOLERANCE:g} points of the paper", "mean − paper (points)",
             "lowest − paper (points)", "highest − paper (points)", f"mean change from {names[0]} (points)"]
     return pd.DataFrame(rows, columns=cols).set_index("reading")
 
