@@ -345,6 +345,19 @@ def test_compare_rules():
     assert verify.compare({"a": 1.0}, {"a": 1.05}, rtol=0.1).ok
 
 
+def test_compare_reports_the_share_of_the_tolerance_used():
+    """The margin of a passing result: |a - b| / (atol + rtol |b|) of its closest value, the
+    rule's tolerance where a rule applies; above 1 exactly when the comparison fails."""
+    half = verify.compare({"a": [1.0, 2.0]}, {"a": [1.0, 2.0 + 1e-6]}, rtol=1e-6)
+    assert half.ok and half.max_used == pytest.approx(0.5, rel=1e-4)
+    over = verify.compare({"a": 1.0}, {"a": 1.0 + 3e-6}, rtol=1e-6)
+    assert not over.ok and over.max_used == pytest.approx(3.0, rel=1e-4)
+    ruled = verify.compare({"r": 0.0143, "x": 1.0}, {"r": 0.0143 + 2e-7, "x": 1.0}, rtol=1e-9,
+                           rules=(("result.r", 1e-9, 1e-6),))
+    assert ruled.ok and ruled.max_used == pytest.approx(0.2, rel=1e-4)
+    assert verify.compare({"a": 1.0}, {"a": 1.0}).max_used == 0.0
+
+
 @pytest.mark.stored
 @pytest.mark.slow
 @pytest.mark.notebooks

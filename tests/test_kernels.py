@@ -1,0 +1,50 @@
+"""The kernel families of ``make verify-kernels`` (:mod:`fedrepro.core.kernels`)."""
+
+from __future__ import annotations
+
+import pytest
+
+from fedrepro.core import kernels
+
+AVX2_CPU = {"SSE42": True, "AVX": True, "AVX2": True, "FMA3": True, "AVX512F": False, "AVX512BW": False,
+            "AVX512DQ": False, "AVX512VL": False, "AVX512_SKX": False, "X86_V4": False}
+AVX512_CPU = {**AVX2_CPU, "AVX512F": True, "AVX512BW": True, "AVX512DQ": True, "AVX512VL": True,
+              "AVX512CD": True, "AVX512_SKX": True, "X86_V4": True, "AVX512FP16": False}
+
+
+def test_families_a_cpu_can_run():
+    assert kernels.runnable_families(AVX2_CPU) == ["avx2"]
+    assert kernels.runnable_families(AVX512_CPU) == ["avx2", "avx512"]
+    assert kernels.runnable_families({"SSE42": True}) == []
+
+
+def test_avx2_family_on_an_avx512_cpu_turns_off_exactly_the_avx512_loops_it_has():
+    env = kernels.family_environment("avx2", AVX512_CPU, base={"PATH": "/bin", "NPY_DISABLE_CPU_FEATURES": "AVX2"})
+    assert env["OPENBLAS_CORETYPE"] == "Haswell" and env["ATEN_CPU_CAPABILITY"] == "avx2"
+    assert set(env["NPY_DISABLE_CPU_FEATURES"].split()) == {"AVX512F", "AVX512BW", "AVX512DQ", "AVX512VL",
+                                                           "AVX512CD", "AVX512_SKX", "X86_V4"}
+    assert env["PATH"] == "/bin"
+
+
+def test_avx2_family_on_an_avx2_cpu_disables_nothing_and_avx512_clears_an_inherited_setting():
+    assert "NPY_DISABLE_CPU_FEATURES" not in kernels.family_environment("avx2", AVX2_CPU, base={})
+    env = kernels.family_environment("avx512", AVX512_CPU, base={"NPY_DISABLE_CPU_FEATURES": "AVX512F"})
+    assert "NPY_DISABLE_CPU_FEATURES" not in env and env["OPENBLAS_CORETYPE"] == "SkylakeX"
+
+
+def test_family_errors():
+    with pytest.raises(ValueError, match="family must be one of"):
+        kernels.family_environment("neon", AVX512_CPU, base={})
+    with pytest.raises(ValueError, match="cannot run the 'avx512' kernels"):
+        kernels.family_environment("avx512", AVX2_CPU, base={})
+
+
+def test_verify_table_line_is_parsed():
+    from fedrepro.core.verify import Verdict
+
+    line = Verdict("fedplt/worst-case-grid", 18.8, 2.8e-5, 1e-4, True, "full", "", 0.28).line()
+    m = kernels._LINE.match(line)
+    assert m and m["name"] == "fedplt/worst-case-grid" and m["used"] == "0.28" and m["verdict"] == "ok"
+    bad = Verdict("dpfedpaq/theory-budget", 1.0, 1.8e-5, 1e-5, False, "full", "x: 1 vs stored 2", 1.8).line()
+    m = kernels._LINE.match(bad)
+    assert m and m["used"] == "1.80" and m["verdict"] == "FAIL"
