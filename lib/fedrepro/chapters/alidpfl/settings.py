@@ -64,8 +64,16 @@ class ReadingConfig(ExperimentConfig):
     seed_name: ClassVar[str] = "fedrepro.chapters.alidpfl.settings:ReadingConfig"
     verify_rtol: ClassVar[float] = 0.05
     verify_atol: ClassVar[float] = 0.02
-    verify_note: ClassVar[str] = ("float32 training on a CPU: kernels differ between machines in "
-                                  "the last bits, which hundreds of noisy steps amplify")
+    verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
+        ("result.curve_accuracy", 0.0, 0.2),
+    )
+    verify_note: ClassVar[str] = (
+        "float32 training on a CPU: kernels differ between machines in the last bits, which hundreds of "
+        "noisy steps amplify. Without privacy (no clipping) the first point of the test-accuracy curve "
+        "(round 10, the steepest) is chaotic: three computations under the AVX2 and AVX-512 kernel families "
+        "(`make verify-kernels`) gave 0.547, 0.592 and 0.624, the later points agree to 0.01, so the curve "
+        "is compared to 0.2 absolute (it catches a broken curve, not its first point's last digit); the "
+        "final evaluation to 0.02 + 5 % (measured 0.007 apart in accuracy, 0.008 in loss)")
 
     profile: str = "paper"
     reading: str = "spec"

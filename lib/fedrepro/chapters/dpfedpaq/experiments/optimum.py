@@ -32,7 +32,17 @@ class OptimumConfig(ExperimentConfig):
     seed_name = "fedrepro.chapters.dpfedpaq.experiments:OptimumConfig"
     verify_rtol = 1e-5
     verify_atol = 1e-7
-    verify_note = "L-BFGS stops at a gradient norm of 1e-8: x* agrees to about 1e-6 across BLAS kernels"
+    # f is mu-strongly convex, so a point with ||grad f|| <= gtol lies within gtol/mu of x*: two runs'
+    # x* differ by at most 2 gtol/mu = 2e-5 in every coordinate, and their gradient norms lie in [0, gtol].
+    verify_rules = (
+        ("result.iterations", None, None),
+        ("result.x_star", 0.0, 2e-5),
+        ("result.grad_norm", 0.0, 1e-8),
+    )
+    verify_note = ("L-BFGS stops at a gradient norm below gtol = 1e-8 after a number of iterations that follows the "
+                   "CPU's kernels (231 or 237 against 232 between the AVX2 and AVX-512 kernel families, "
+                   "`make verify-kernels`): the count is not compared, x* is compared to the strong-convexity "
+                   "bound 2 gtol/mu = 2e-5 (measured 2.3e-8 apart) and the constants to 1e-5 relative")
 
     profile: str = "paper"
     n_digits: int = 2

@@ -26,8 +26,10 @@ class BudgetConfig(ExperimentConfig):
     part: ClassVar[str] = "dpfedpaq"
     experiment: ClassVar[str] = "theory-budget"
     seed_name: ClassVar[str] = "fedrepro.chapters.dpfedpaq.theory:BudgetConfig"
-    verify_rtol: ClassVar[float] = 1e-5
-    verify_note: ClassVar[str] = "float32 local steps: BLAS kernels move the last digits"
+    verify_rtol: ClassVar[float] = 2e-4
+    verify_note: ClassVar[str] = ("float32 local steps and a stochastic quantizer whose rounding decisions follow "
+                                  "the last bits: the final losses differ by 1.8e-5 relative between the AVX2 and "
+                                  "AVX-512 kernel families (`make verify-kernels`)")
 
     profile: str = "paper"
     T: int = 1000

@@ -33,8 +33,10 @@ class ChecksConfig(ExperimentConfig):
     part: ClassVar[str] = "dpfedpaq"
     experiment: ClassVar[str] = "theory-checks"
     seed_name: ClassVar[str] = "fedrepro.chapters.dpfedpaq.theory:ChecksConfig"
-    verify_rtol: ClassVar[float] = 1e-6
-    verify_note: ClassVar[str] = "Monte Carlo means and float32 local steps: BLAS kernels move the last digits"
+    verify_rtol: ClassVar[float] = 1e-5
+    verify_note: ClassVar[str] = ("Monte Carlo means and float32 local steps: the CPU's kernels move the last digits "
+                                  "(7.9e-7 relative between the AVX2 and AVX-512 kernel families, "
+                                  "`make verify-kernels`)")
 
     profile: str = "paper"
     quantizer_dim: int = 7850

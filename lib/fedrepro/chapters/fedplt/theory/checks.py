@@ -106,12 +106,16 @@ class ChecksConfig(ExperimentConfig):
         ("result.units.*.adversarial_evaluations", None, None),
         ("result.units.*.worst_random*", None, None),
         ("result.units.*.max_ratio", None, None),
+        ("result.units.*.ratios", 1e-6, 5e-6),
     )
     verify_note: ClassVar[str] = (
         "the adversarial search (Nelder-Mead from random restarts) follows comparisons of ratios that "
         "are equal up to round-off where a statement is tight (every instance attains the bound), so the "
         "instance it ends on, its ratio and the maximal ratio depend on the BLAS kernel and are not "
-        "compared; the verdicts, the failure counts and every random instance's ratio are")
+        "compared; the verdicts, the failure counts and every random instance's ratio are. A ratio is read "
+        "against 1 (observed / bound), so ratios are also allowed an absolute 5e-6: between the AVX2 and "
+        "AVX-512 kernel families (`make verify-kernels`) a ratio of 0.0143 (Proposition 4, all final models) "
+        "moved by 3.5e-7, 2.4e-5 of itself")
 
     profile: str = "paper"
     random_count: int = 300

@@ -74,10 +74,16 @@ class GridConfig(ExperimentConfig):
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "worst-case-grid"
     seed_name: ClassVar[str] = "fedrepro.chapters.fedplt.worst_case:GridConfig"
-    verify_rtol: ClassVar[float] = 1e-5
+    verify_rtol: ClassVar[float] = 5e-4
     verify_atol: ClassVar[float] = 1e-8
-    verify_note: ClassVar[str] = ("interior-point SDP solutions: the last digits follow the BLAS kernel; the "
-                                  "rates are compared to 1e-5 relative (the SDP tolerance is 1e-8 on the value)")
+    verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
+        ("result.units.best-*.best_rho", 0.025, 0.0),
+    )
+    verify_note: ClassVar[str] = (
+        "interior-point SDP solutions: the rates follow the CPU's kernels beyond Clarabel's 1e-8 on the value "
+        "(measured between the AVX2 and AVX-512 kernel families, `make verify-kernels`: 2.2e-5 relative, AGD, "
+        "N_e = 10), so they are compared to 5e-4; the worst-case-optimal rho ends a bounded search to 0.01 in "
+        "log10 rho and is compared to that accuracy (10^0.01 - 1 < 0.025 relative)")
 
     profile: str = "paper"
     rhos: tuple[float, ...] = _log_grid(-1.5, 1.5, 15)
@@ -196,10 +202,17 @@ class ValidationConfig(ExperimentConfig):
     part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "worst-case-validation"
     seed_name: ClassVar[str] = "fedrepro.chapters.fedplt.worst_case:ValidationConfig"
-    verify_rtol: ClassVar[float] = 1e-4
+    verify_rtol: ClassVar[float] = 2e-3
     verify_atol: ClassVar[float] = 1e-8
-    verify_note: ClassVar[str] = ("interior-point SDP and QP solutions (the worst case is rebuilt from a factored "
-                                  "Gram matrix): the last digits follow the BLAS kernel")
+    verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
+        ("result.units.attained.interpolation_violation", 0.0, 1e-6),
+    )
+    verify_note: ClassVar[str] = (
+        "interior-point SDP and QP solutions (the worst case is rebuilt from a factored Gram matrix): measured "
+        "between the AVX2 and AVX-512 kernel families (`make verify-kernels`), the PEP rates at the theory "
+        "chapter's points (up to N_e = 20) differ by 2.0e-4 relative, so rates are compared to 2e-3; the "
+        "interpolation violation is a residual at the solvers' tolerance (7.8e-8 apart) and is compared "
+        "in absolute terms, to 1e-6")
 
     profile: str = "paper"
     quadratics: int = 60
