@@ -10,7 +10,9 @@ result's tolerance (:class:`~fedrepro.core.records.ExperimentConfig`, ``verify_r
 machine.
 
 One machine can run the kernels of an older family: an AVX-512 CPU runs the AVX2 family's by
-environment variables (:data:`FAMILIES`), which is how the tolerances are measured.
+environment variables (:data:`FAMILIES`), which is how the tolerances are measured. What it
+cannot imitate is a vendor's own dispatch (MKL inside PyTorch picks other code on Intel than on
+AMD), so the tolerances keep a margin over the measured spread.
 ``python -m fedrepro.core.kernels [NAME ...]`` runs ``python -m fedrepro.core.verify`` once
 per family this CPU can run, in a fresh process each (the kernels are chosen when the
 libraries load), prints the share of its tolerance each result uses under each family, and
