@@ -43,6 +43,7 @@ help:
 	@echo "make test       run the whole test suite (what CI runs)"
 	@echo "make reproduce  recompute every result from scratch, then rebuild the book"
 	@echo "make verify     recompute the committed results from the code and compare them (CI)"
+	@echo "make verify-kernels  make verify under each CPU kernel family this machine runs (AVX2, AVX-512)"
 	@echo "make publish    build the book as a self-contained static site folder (_build/site)"
 	@echo "make setup      create .venv and install the pinned environment (Python, and MathJax from npm)"
 	@echo "make mutation   mutation testing of the numerical core with mutmut (slow, not in CI)"

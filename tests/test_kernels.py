@@ -39,12 +39,18 @@ def test_family_errors():
         kernels.family_environment("avx512", AVX2_CPU, base={})
 
 
-def test_verify_table_line_is_parsed():
-    from fedrepro.core.verify import Verdict
+def test_verify_summary_file_carries_each_verdict(tmp_path, monkeypatch):
+    """What ``make verify-kernels`` tabulates comes from verify's ``--summary`` file."""
+    import json
 
-    line = Verdict("fedplt/worst-case-grid", 18.8, 2.8e-5, 1e-4, True, "full", "", 0.28).line()
-    m = kernels._LINE.match(line)
-    assert m and m["name"] == "fedplt/worst-case-grid" and m["used"] == "0.28" and m["verdict"] == "ok"
-    bad = Verdict("dpfedpaq/theory-budget", 1.0, 1.8e-5, 1e-5, False, "full", "x: 1 vs stored 2", 1.8).line()
-    m = kernels._LINE.match(bad)
-    assert m and m["used"] == "1.80" and m["verdict"] == "FAIL"
+    from fedrepro.core import verify
+
+    monkeypatch.setattr(verify, "verify_file", lambda path, scratch: verify.Verdict(
+        f"{path.parent.name}/{path.stem}", 1.0, 2.8e-5, 5e-4, path.stem != "b", "full", "", 0.28 if path.stem != "b" else 1.8))
+    store = tmp_path / "store" / "fedplt"
+    store.mkdir(parents=True)
+    monkeypatch.setattr(verify.cache, "stored_files", lambda root: [store / "a.json", store / "b.json"])
+    out = tmp_path / "summary.json"
+    assert verify.main(["--store", str(tmp_path / "store"), "--summary", str(out)]) == 1
+    rows = json.loads(out.read_text())
+    assert [(r["name"], r["ok"], r["used"]) for r in rows] == [("fedplt/a", True, 0.28), ("fedplt/b", False, 1.8)]

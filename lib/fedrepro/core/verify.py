@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fnmatch
+import json
 import math
 import os
 import sys
@@ -71,13 +72,12 @@ def _compare_numbers(a: np.ndarray, b: np.ndarray, rtol: float, atol: float, whe
     # the largest relative difference among values above the absolute tolerance (below it a
     # value is round-off, and its relative difference says nothing)
     rel = np.where((diff > 0) & (scale > atol), diff / np.maximum(scale, np.finfo(float).tiny), 0.0)
+    bound = atol + rtol * np.abs(np.where(finite, b, 0.0))
     if rel.size:
         out.max_rel = max(out.max_rel, float(rel.max()))
-        bound = atol + rtol * np.abs(np.where(finite, b, 0.0))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            used = np.where(diff > 0, diff / np.where(bound > 0, bound, np.finfo(float).tiny), 0.0)
+        used = np.where(diff > 0, diff / np.maximum(bound, np.finfo(float).tiny), 0.0)
         out.max_used = max(out.max_used, float(used.max()))
-    bad = ~same_special & (~finite | (diff > atol + rtol * np.abs(np.where(finite, b, 0.0))))
+    bad = ~same_special & (~finite | (diff > bound))
     if np.any(bad):
         idx = np.argwhere(bad)[0] if bad.ndim else ()
         loc = "".join(f"[{i}]" for i in idx)
@@ -236,6 +236,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="recompute nothing: list the stale or corrupt results, fail if there are any")
     parser.add_argument("--details", action="store_true",
                         help="print every place beyond tolerance, not only the first three")
+    parser.add_argument("--summary", type=Path, default=None,
+                        help="also write the verdicts to this JSON file (name, ok, used, max_rel, rtol, mode)")
     args = parser.parse_args(argv)
     store = (args.store or cache.results_root()).resolve()
     if args.fresh_only:
@@ -268,6 +270,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             if args.details:
                 for place in verdict.mismatches:
                     print(f"    {place}", flush=True)
+    if args.summary is not None:
+        args.summary.write_text(json.dumps([{"name": v.name, "ok": v.ok, "used": v.used, "max_rel": v.max_rel,
+                                             "rtol": v.rtol, "mode": v.mode} for v in verdicts], indent=1))
     failed = [v for v in verdicts if not v.ok]
     rels = [v.max_rel for v in verdicts if not math.isnan(v.max_rel)]
     print(f"\n{len(verdicts) - len(failed)} of {len(verdicts)} results verified in "
