@@ -43,8 +43,13 @@ def test_verify_summary_file_carries_each_verdict(tmp_path, monkeypatch):
     """What ``make verify-kernels`` tabulates comes from verify's ``--summary`` file."""
     import json
 
+    import os
+
     from fedrepro.core import verify
 
+    # verify.main points the process at its scratch store and lifts the tests' guards in os.environ:
+    # give it a copy, so that nothing leaks into the rest of the session
+    monkeypatch.setattr(os, "environ", dict(os.environ))
     monkeypatch.setattr(verify, "verify_file", lambda path, scratch: verify.Verdict(
         f"{path.parent.name}/{path.stem}", 1.0, 2.8e-5, 5e-4, path.stem != "b", "full", "", 0.28 if path.stem != "b" else 1.8))
     store = tmp_path / "store" / "fedplt"
