@@ -42,7 +42,6 @@ def test_family_errors():
 def test_verify_summary_file_carries_each_verdict(tmp_path, monkeypatch):
     """What ``make verify-kernels`` tabulates comes from verify's ``--summary`` file."""
     import json
-
     import os
 
     from fedrepro.core import verify
