@@ -137,8 +137,8 @@ def ref_private(p, *, rounds, E, M, ratio, C, eps, delta, s, lr0=0.1, tau=100.0,
             std = mult[dev] * sens
             if std0 is None:
                 std0 = float(std.mean())
-            z = r["noise"].standard_normal(u.shape, dtype=np.float32)
-            z *= std.astype(np.float32)[:, None]
+            # float64 normals in the model's index order, scaled, rounded once to float32
+            z = (std[:, None] * r["noise"].standard_normal(u.shape)).astype(np.float32)
             u += z
             zn.append(norms64(z).mean())
         else:

@@ -165,10 +165,10 @@ def test_gamma_one_accepted():
 def test_add_noise_draws_row_scaled_normals(dtype):
     u = np.arange(12, dtype=dtype).reshape(3, 4) / 7
     u0 = u.copy()
-    std = np.array([0.1, 0.0, 0.3])  # not float32 numbers: the noise is scaled in u's precision
+    std = np.array([0.1, 0.0, 0.3])  # float64 normals times the std, rounded once to u's dtype
     norms = add_noise(u, std, np.random.default_rng(3))
-    z = np.random.default_rng(3).standard_normal((3, 4), dtype=dtype)
-    expected_z = z * std.astype(dtype)[:, None]
+    z = np.random.default_rng(3).standard_normal((3, 4))
+    expected_z = (z * std[:, None]).astype(dtype)
     assert u.dtype == dtype
     np.testing.assert_array_equal(u, u0 + expected_z)
     assert norms.dtype == np.float64 and norms.shape == (3,)
@@ -177,16 +177,33 @@ def test_add_noise_draws_row_scaled_normals(dtype):
     assert norms[1] == 0.0
 
 
-def test_add_noise_scales_float32_noise_in_float32():
-    """The std is rounded to float32 and multiplies the float32 normals in float32 (on a zero
-    model the noise is seen bit for bit; a float64 product rounded back differs in the last
-    bit for most of these 3,000 entries)."""
+def test_add_noise_rounds_the_float64_noise_once_to_float32():
+    """The noise of a float32 update is std·ζ computed in float64 and rounded once (on a zero
+    model the noise is seen bit for bit); a float32 product of the rounded std and the rounded
+    normal would differ in the last bit for many of these 3,000 entries."""
     u = np.zeros((3, 1000), dtype=np.float32)
     std = np.array([0.1, 0.0, 0.3])
     add_noise(u, std, np.random.default_rng(3))
-    z = np.random.default_rng(3).standard_normal((3, 1000), dtype=np.float32)
-    np.testing.assert_array_equal(u, z * std.astype(np.float32)[:, None])
+    z = np.random.default_rng(3).standard_normal((3, 1000))
+    np.testing.assert_array_equal(u, (z * std[:, None]).astype(np.float32))
     assert u.dtype == np.float32
+    twice = z.astype(np.float32) * std.astype(np.float32)[:, None]
+    assert np.count_nonzero(twice != u) > 100
+
+
+def test_add_noise_on_a_transposed_view_draws_in_index_order():
+    """A (m, r, c) view with any strides gets the normals in the row-major order of its
+    index, as its C-ordered copy would: a round's class-major updates seen as (M, 785, 10)
+    get the same noise per model entry as (M, 7850) row-major ones."""
+    stack = np.zeros((3, 10, 785), dtype=np.float32)
+    view = stack.transpose(0, 2, 1)
+    std = np.array([0.5, 1.0, 2.0])
+    norms = add_noise(view, std, np.random.default_rng(4))
+    flat = np.zeros((3, 7850), dtype=np.float32)
+    norms_flat = add_noise(flat, std, np.random.default_rng(4))
+    np.testing.assert_array_equal(view, flat.reshape(3, 785, 10))
+    np.testing.assert_allclose(norms, norms_flat, rtol=1e-12)
+    assert not np.array_equal(stack.reshape(3, -1), flat)  # the memory order differs
 
 
 def test_add_noise_scalar_std_and_zero():
@@ -201,9 +218,10 @@ def test_add_noise_scalar_std_and_zero():
 
 def test_add_noise_rejects_bad_input():
     rng = np.random.default_rng(0)
-    for bad in ([[0.0, 1.0]], np.zeros(3), np.zeros((2, 2, 2)), np.zeros((2, 3), dtype=np.int64),
+    for bad in ([[0.0, 1.0]], np.zeros(3), np.zeros((2, 2, 2, 2)), np.zeros((2, 3), dtype=np.int64),
                 np.zeros((2, 3), dtype=np.float16)):
-        with pytest.raises(ValueError, match=r"^u must be a float32 or float64 array of shape \(m, d\), got "):
+        with pytest.raises(ValueError, match=r"^u must be a float32 or float64 array of shape \(m, d\) "
+                                             r"or \(m, r, c\), got "):
             add_noise(bad, 1.0, rng)
     with pytest.raises(ValueError, match=r"got ndarray \(3,\)$"):
         add_noise(np.zeros(3), 1.0, rng)

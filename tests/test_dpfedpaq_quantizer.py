@@ -346,17 +346,53 @@ def test_exact_variance_of_a_row_with_norm_below_one():
     assert expected != pytest.approx(0.05 / 9 * (0.3 * 0.7 + 0.6 * 0.4), rel=1e-3)  # levels s|v_i|
 
 
-def test_float32_row_norms_are_float32_dot_products():
-    # row_norms documents float32 rows as float32 BLAS dot products (the precision of the norm
-    # that is sent). x = 1 + 2^-20 is a float32 whose square 1 + 2^-19 + 2^-40 needs 41 bits: any
-    # float32 accumulation of four x² loses the 2^-40 terms, so its norm is not 2x, while float64
-    # accumulation is exact (x² has 41 bits, the sum is 4x²) and gives exactly 2x.
+def test_float32_row_norms_are_accumulated_in_float64():
+    # row_norms documents float32 rows as accumulated in float64, so that the float32 norm that
+    # is sent does not depend on the order of the entries. x = 1 + 2^-20 is a float32 whose
+    # square 1 + 2^-19 + 2^-40 needs 41 bits: a float32 accumulation of four x² loses the 2^-40
+    # terms, so its norm is not 2x, while the float64 accumulation is exact and gives 2x.
     x = 1.0 + 2.0**-20
     row = np.full((1, 4), x)
     assert qz.row_norms(row)[0] == 2 * x
-    n32 = qz.row_norms(row.astype(np.float32))[0]
-    assert n32 != 2 * x
-    assert abs(n32 - 2 * x) <= 2 * x * 2.0**-23  # within float32 precision
+    assert qz.row_norms(row.astype(np.float32))[0] == 2 * x
+    sum32 = np.float32(x) * np.float32(x) * np.float32(4)  # a float32 accumulation, exact here
+    assert math.sqrt(float(sum32)) != 2 * x  # its norm, as a float32 dot product would give
+
+
+def test_float32_norms_do_not_depend_on_the_order_of_the_entries():
+    v = np.random.default_rng(4).standard_normal((6, 7850)).astype(np.float32)
+    perm = np.random.default_rng(5).permutation(7850)
+    a = qz.row_norms(v).astype(np.float32)
+    b = qz.row_norms(v[:, perm]).astype(np.float32)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_quantized_mean_of_a_transposed_stack_draws_in_index_order():
+    """A (m, r, c) view with any strides is quantized in the row-major order of its index:
+    the same numbers as for its C-ordered copy reshaped to (m, r·c), for float32 (compiled
+    pass) and float64 (NumPy passes) rows."""
+    base = np.random.default_rng(6).standard_normal((4, 10, 785))
+    for dtype in (np.float32, np.float64):
+        view = base.astype(dtype).transpose(0, 2, 1)  # (4, 785, 10), not C-contiguous
+        assert not view.flags.c_contiguous
+        got = qz.quantized_mean(view, 7, np.random.default_rng(8))
+        flat = np.ascontiguousarray(view).reshape(4, -1)
+        want = qz.quantized_mean(flat, 7, np.random.default_rng(8)).reshape(785, 10)
+        assert got.shape == (785, 10) and got.dtype == np.float64
+        np.testing.assert_allclose(got, want, rtol=1e-13, atol=1e-15)
+        wrong = qz.quantized_mean(base.astype(dtype).reshape(4, -1), 7,
+                                  np.random.default_rng(8)).reshape(10, 785).T
+        assert np.abs(got - wrong).max() > 1e-3  # the draws follow the index, not the memory
+
+
+def test_compiled_and_numpy_quantizer_paths_agree():
+    """float32 rows go through the compiled pass; the same rows through the NumPy passes
+    (:func:`_levels` on a non-contiguous copy is not taken: quantize decodes them) give the
+    same levels, so the same mean up to the order of the float64 sums."""
+    v = np.random.default_rng(9).standard_normal((5, 3001)).astype(np.float32)
+    got = qz.quantized_mean(v, 10, np.random.default_rng(2))
+    want = qz.quantize(v, 10, np.random.default_rng(2)).mean(axis=0)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-15)
 
 
 def test_float32_levels_use_float32_arithmetic():

@@ -120,14 +120,16 @@ def test_private_round_noise_free_unquantized_is_the_reference_average(setup):
     assert out.noise_norm == 0.0
 
 
-def test_private_round_noise_is_float32_normals_of_the_noise_stream(setup):
+def test_private_round_noise_is_the_normals_of_the_noise_stream_in_model_order(setup):
+    """The noise of device i is std_i times the stream's float64 normals in the row-major
+    order of the (785, 10) model (whatever layout the round computes in), rounded to float32."""
     p, x, sched = setup
     ref, _, _ = reference_local(p, x, sched, 0.4, 0.6)
     std = np.array([0.01, 0.02, 0.0, 0.03])
     out = alg.private_round(p, x, sched, 0.4, clip=0.6, q_levels=None, noise_std=std,
                             rng_noise=np.random.default_rng(7), rng_quantizer=np.random.default_rng(0))
-    z = np.random.default_rng(7).standard_normal((4, 7850), dtype=np.float32).astype(np.float64)
-    z *= std[:, None]
+    z = (np.random.default_rng(7).standard_normal((4, 7850)) * std[:, None])
+    z = z.astype(np.float32).astype(np.float64)
     want = x + ((ref - x).reshape(4, -1) + z).mean(axis=0).reshape(785, 10)
     assert rel_err(out.x, want, x) < REL
     assert out.noise_norm == pytest.approx(np.mean(np.linalg.norm(z, axis=1)), rel=1e-5)

@@ -20,8 +20,9 @@ x_{k+1} = x_k + (1/M) Σ_{i∈S_k} Δx_i.
 Randomness: one ``SeedSequence`` per run spawns independent streams, one per purpose
 (:data:`STREAMS`: scheduling, mini-batches, subsampling, quantizer, noise), so that e.g. the
 schedule of devices is the same for runs that differ only in their privacy parameters.
-One round of Alg. 2 after scheduling is :func:`private_round` (float32 local models and
-noise, the quantizer's average in one product; ``benchmarks/dpfedpaq_round.py`` times it).
+One round of Alg. 2 after scheduling is :func:`private_round` (float32 local models in
+class-major layout, float32 noise, the quantizer's average; the loops between the BLAS
+products compiled by :mod:`.compiled`; ``benchmarks/dpfedpaq_round.py`` times it).
 Every run returns a :class:`History`: the metrics at the evaluation rounds, the cumulative
 uplink bits (K·M·β(s) counted message by message), the mean update and noise norms per round.
 """
@@ -218,9 +219,10 @@ def fedpaq(problem: SoftmaxProblem, *, rounds: int, local_steps: int, m_per_roun
         rec.record(k, x)
         devices, sched = _schedule_round(problem, rng, m_per_round, local_steps, batch_size)
         lr = float(learning_rate(k, local_steps, lr0, decay_iters))
-        u = _local.local_updates(problem, x, sched, lr).reshape(m_per_round, -1)  # float32
+        # float32, computed class-major; the quantizer reads it in the model's index order
+        u = _local.class_major_updates(problem, x, sched, lr)
         rec.update_norm[k] = float(np.mean(_norms(u)))
-        x = x + quantized_mean(u, q_levels, rng["quantizer"]).reshape(x.shape)
+        x = x + quantized_mean(u.transpose(0, 2, 1), q_levels, rng["quantizer"])
         rec.total_bits += m_per_round * beta
     rec.record(rounds, x)
     return rec.history(local_steps, x, {"bits_per_message": beta})
@@ -412,11 +414,10 @@ def private_round(problem: SoftmaxProblem, x: np.ndarray, schedule: _local.Sched
     x = np.asarray(x)
     if x.shape != (N_FEATURES, N_CLASSES) or x.dtype.kind != "f":
         raise ValueError(f"x must be a float array of shape ({N_FEATURES}, {N_CLASSES}), got {x.shape}")
-    u = _local.local_updates(problem, x, schedule, lr, clip=clip, clip_mode=clip_mode)
-    flat = u.reshape(u.shape[0], -1)
-    update_norm = float(np.mean(_norms(flat)))
+    u = _local.class_major_updates(problem, x, schedule, lr, clip=clip, clip_mode=clip_mode)
+    update_norm = float(np.mean(_norms(u)))
+    view = u.transpose(0, 2, 1)  # (M, 785, 10): the draws follow the model's index order
     noise_norm = 0.0
     if noise_std is not None:
-        noise_norm = float(np.mean(add_noise(flat, noise_std, rng_noise)))
-    dx = quantized_mean(flat, q_levels, rng_quantizer)
-    return RoundResult(x + dx.reshape(x.shape), update_norm, noise_norm)
+        noise_norm = float(np.mean(add_noise(view, noise_std, rng_noise)))
+    return RoundResult(x + quantized_mean(view, q_levels, rng_quantizer), update_norm, noise_norm)

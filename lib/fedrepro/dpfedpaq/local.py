@@ -8,11 +8,14 @@ per-sample clip factors min(1, C/(‖ã_j‖‖R_j‖)) (spec §5.4; ‖ã_j‖ 
 set, :attr:`SoftmaxProblem.sq_norms`). Devices with different batch sizes are padded to the
 largest with weight 0. No Python loop runs over devices.
 
-The local models are a float32 stack, as the data (and as a float32 PyTorch model): a step
+The local models are a float32 stack, as the data (and as a float32 PyTorch model), kept in
+class-major layout (M, 10, 785) (:func:`class_major_updates`): the logits Y_iÃ_iᵀ and the
+gradient R_iᵀÃ_i then read the gathered batch rows as they lie. A step
 y ← y − η(g + μy + c) = (1 − ημ)y − ηg − ηc, with −η folded into the batch weights, is two
-batched float32 products and two passes over the (M, 7850) stack (:func:`local_updates`);
-the model change u_i = y_i − x is formed once at the end (float32, so accurate to about
-6·10⁻⁸·‖x‖ per entry; the server keeps x in float64).
+batched float32 products, one compiled pass over the (M, 10, b) logits
+(:func:`.compiled.residual_weights`: softmax, residual, clip factor, weight) and one pass
+over the (M, 7850) stack; the model change u_i = y_i − x is formed once at the end (float32,
+so accurate to about 6·10⁻⁸·‖x‖ per entry; the server keeps x in float64).
 
 Batch schedules (:class:`Schedule`: rows, weights, active steps) are drawn here too:
 
@@ -31,9 +34,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedrepro.core.validate import check_int, check_positive
+from fedrepro.dpfedpaq.compiled import residual_weights
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
-__all__ = ["Schedule", "epoch_batches", "fresh_batches", "full_batches", "local_sgd",
+__all__ = ["Schedule", "class_major_updates", "epoch_batches", "fresh_batches", "full_batches", "local_sgd",
            "local_updates", "subsample_batches"]
 
 #: Largest gathered mini-batch tensor (bytes) built once for all steps; beyond it, per step.
@@ -219,18 +223,15 @@ def _check_model(x: np.ndarray) -> np.ndarray:
     return arr
 
 
-def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr: float, *,
-                  clip: float | None = None, clip_mode: str = "sample",
-                  correction: np.ndarray | None = None) -> np.ndarray:
-    """The model changes u_i = y_i − x after the schedule's local steps from the global model
-    ``x`` (785, 10), all M devices at once: float32 (M, 785, 10).
-
-    Step: y ← y − lr·(g + μy + correction), with g the (clipped) weighted cross-entropy
-    gradient of the batch; ``clip_mode="sample"`` clips each per-sample gradient to norm
-    ``clip`` (Alg. 2 / Sec. IV; factor min(1, C/(‖ã_j‖‖p_j − e_j‖)), spec §5.4), ``"batch"``
-    clips the batch-mean gradient (authors' code). ``correction`` (M, 785, 10): SCAFFOLD's
-    c − c_i. Devices inactive at a step (``schedule.active``) keep their iterate.
-    """
+def class_major_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr: float, *,
+                        clip: float | None = None, clip_mode: str = "sample",
+                        correction: np.ndarray | None = None) -> np.ndarray:
+    """The model changes u_i = y_i − x of :func:`local_updates` in class-major layout: float32
+    (M, 10, 785), row c of device i the weights of class c (u_i transposed). The layout of the
+    computation: both batched products of a step, the logits Y_iÃ_iᵀ (M, 10, b) and the
+    gradient R_iᵀÃ_i (M, 10, 785), then read the gathered (b, 785) batch rows as they lie,
+    about half the time of the (785, 10) layout's products. The server-side steps (noise,
+    quantizer, average) act entry-wise, so they take this layout as it is."""
     _check_problem(problem)
     if not isinstance(schedule, Schedule):
         raise ValueError(f"schedule must be a Schedule, got {type(schedule).__name__}")
@@ -244,14 +245,14 @@ def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr
     if int(schedule.rows.max()) >= problem.labels.size:
         raise ValueError(f"schedule rows must lie in [0, n-1] = [0, {problem.labels.size - 1}]")
     shape = (m, N_FEATURES, N_CLASSES)
-    x32 = np.asarray(x, dtype=np.float32)
+    xt = np.ascontiguousarray(np.asarray(x, dtype=np.float32).T)  # (10, 785)
     decay = np.float32(1.0 - lr * problem.mu)
-    shift = None  # η·correction, subtracted every step
+    shift = None  # η·correction, subtracted every step (class-major)
     if correction is not None:
         corr = np.asarray(correction)
         if corr.shape != shape or corr.dtype.kind != "f":
             raise ValueError(f"correction must be a float array of shape {shape}, got {corr.shape}")
-        shift = np.float32(lr) * corr.astype(np.float32)
+        shift = np.ascontiguousarray((np.float32(lr) * corr.astype(np.float32)).transpose(0, 2, 1))
     sample_clip = clip is not None and clip_mode == "sample"
     batch_clip = clip is not None and clip_mode == "batch"
 
@@ -261,44 +262,33 @@ def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr
     if shared:
         feats_shared = problem.features[rows_all[0]]
     elif gather_all:
-        feats_all = problem.features[rows_all]  # (S, M, B, 785) float32, one gather
+        feats_all = np.take(problem.features, rows_all, axis=0)  # (S, M, B, 785), one gather
     labels_all = problem.labels[rows_all]
-    w_all = schedule.weights * np.float32(-lr)  # −η folded into the batch weights
-    if sample_clip:  # ‖ã_j‖²/C² once per schedule (‖ã_j‖² precomputed once per data set)
-        a2_over_clip2 = problem.sq_norms[rows_all] * np.float32(1.0 / (clip * clip))
-
-    y = np.empty(shape, dtype=np.float32)
-    y[...] = x32
-    g = np.empty(shape, dtype=np.float32)
-    p = np.empty((m, bmax, N_CLASSES), dtype=np.float32)
-    ones = np.ones((N_CLASSES, 1), dtype=np.float32)
-    # flat positions of the labels in the (M, B, 10) residuals: R = p − e in one scatter
-    label_pos = (np.arange(m * bmax) * N_CLASSES).reshape(m, bmax) + labels_all
     # Fast path (no correction, every device active, per-sample or no clipping): keep
     # ỹ_t = y_t/(1 − ημ)^t, so that a step is ỹ ← ỹ − η(1 − ημ)^−(t+1)·g (one pass; the
-    # factor goes into the batch weights) and the logits are (1 − ημ)^t·Ãỹ_t.
+    # factor goes into the batch weights) and the logits are (1 − ημ)^t·ỹ_tÃᵀ.
     scaled = (shift is None and not batch_clip and bool(schedule.active.all())
               and 0.0 < float(decay) and float(decay) ** steps >= 1e-3)
+    factor = np.float32(-lr) * (decay ** -np.arange(1, steps + 1, dtype=np.float32) if scaled
+                                else np.ones(steps, dtype=np.float32))
+    w_all = np.ascontiguousarray(schedule.weights * factor[:, None, None], dtype=np.float32)
+    if sample_clip:  # ‖ã_j‖²/C² once per schedule (‖ã_j‖² precomputed once per data set)
+        a2_all = problem.sq_norms[rows_all] * np.float32(1.0 / (clip * clip))
+    else:
+        a2_all = w_all  # not read
+
+    y = np.empty((m, N_CLASSES, N_FEATURES), dtype=np.float32)
+    y[...] = xt
+    g = np.empty_like(y)
+    p = np.empty((m, N_CLASSES, bmax), dtype=np.float32)
     for t in range(steps):
-        a = feats_shared if shared else (feats_all[t] if gather_all else problem.features[rows_all[t]])
-        np.matmul(a, y, out=p)  # logits (M, B, 10)
-        if scaled and t:
-            p *= decay ** t
-        p -= p.max(axis=-1, keepdims=True)
-        np.exp(p, out=p)
-        p /= np.matmul(p, ones)
-        p.reshape(-1)[label_pos[t].reshape(-1)] -= 1.0  # R = p − e
-        w = w_all[t] * (decay ** -(t + 1)) if scaled else w_all[t]
-        if sample_clip:  # c_j = min(1, C/(‖ã_j‖‖R_j‖)) = 1/√max(1, ‖ã_j‖²‖R_j‖²/C²)
-            q = np.einsum("mbk,mbk->mb", p, p)
-            q *= a2_over_clip2[t]
-            np.maximum(q, 1.0, out=q)
-            np.sqrt(q, out=q)
-            np.divide(w, q, out=q)
-            p *= q[..., None]
-        else:
-            p *= w[..., None]
-        np.matmul(a.transpose(0, 2, 1), p, out=g)  # −η·(clipped) gradient
+        a = feats_shared if shared else (feats_all[t] if gather_all
+                                         else np.take(problem.features, rows_all[t], axis=0))
+        np.matmul(y, a.transpose(0, 2, 1), out=p)  # logits, class-major (M, 10, B)
+        # p ← w·c·(softmax − e): −η, the batch weights and the clip factors in one pass
+        residual_weights(p, float(decay) ** t if scaled else 1.0, labels_all[t], w_all[t],
+                         a2_all[t], sample_clip)
+        np.matmul(p, a, out=g)  # −η·(clipped) gradient (M, 10, 785)
         if scaled:
             y += g
             continue
@@ -318,8 +308,26 @@ def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr
             y[act] = step if shift is None else step - shift[act]
     if scaled:
         y *= decay ** steps
-    y -= x32
+    y -= xt
     return y
+
+
+def local_updates(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr: float, *,
+                  clip: float | None = None, clip_mode: str = "sample",
+                  correction: np.ndarray | None = None) -> np.ndarray:
+    """The model changes u_i = y_i − x after the schedule's local steps from the global model
+    ``x`` (785, 10), all M devices at once: float32 (M, 785, 10).
+
+    Step: y ← y − lr·(g + μy + correction), with g the (clipped) weighted cross-entropy
+    gradient of the batch; ``clip_mode="sample"`` clips each per-sample gradient to norm
+    ``clip`` (Alg. 2 / Sec. IV; factor min(1, C/(‖ã_j‖‖p_j − e_j‖)), spec §5.4), ``"batch"``
+    clips the batch-mean gradient (authors' code). ``correction`` (M, 785, 10): SCAFFOLD's
+    c − c_i. Devices inactive at a step (``schedule.active``) keep their iterate. Computed by
+    :func:`class_major_updates` and transposed.
+    """
+    u = class_major_updates(problem, x, schedule, lr, clip=clip, clip_mode=clip_mode,
+                            correction=correction)
+    return np.ascontiguousarray(u.transpose(0, 2, 1))
 
 
 def local_sgd(problem: SoftmaxProblem, x: np.ndarray, schedule: Schedule, lr: float, *,

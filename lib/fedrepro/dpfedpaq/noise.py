@@ -20,8 +20,8 @@ Calibrations (:data:`CALIBRATIONS`): ``paper`` is eq. (16), σ² = 8γ²Δ² ln(
 exactly and uses the analytic Gaussian mechanism (``exact_noise_std``); ``unamplified`` is
 eq. (13) without subsampling amplification, σ = Δ·sqrt(2 ln(1.25/δ))/ε. Each σ is linear in
 Δ, so a per-device multiplier σ/Δ is computed once and scaled by Δ_{i,k} every round.
-:func:`add_noise` draws the noise z_i ~ N(0, σ_i² I) of Alg. 2 (line 9) in the precision of
-the update it is added to (float32 for the library's rounds).
+:func:`add_noise` draws the noise z_i ~ N(0, σ_i² I) of Alg. 2 (line 9) from float64 standard
+normals and adds it in the precision of the update (float32 for the library's rounds).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 
 from fedrepro.core.validate import check_int, check_positive
 from fedrepro.dpfedpaq.amplification import exact_noise_std, paper_noise_std
+from fedrepro.dpfedpaq.compiled import add_gaussian
 from fedrepro.privacy.gaussian import classical_gaussian_sigma
 from fedrepro.privacy.validate import check_delta
 
@@ -99,12 +100,16 @@ def noise_multipliers(calibration: str, *, epsilon: float, delta: float,
 
 
 def add_noise(u: np.ndarray, std: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """u_i ← u_i + z_i with z_i ~ N(0, std_i² I) (Alg. 2, line 9), in place, for the rows of
-    ``u`` (shape (m, d), float32 or float64; the noise is drawn in that precision, standard
-    normals from ``rng`` in row-major order). ``std`` (m,) or a scalar, each in [0, inf).
-    Returns ‖z_i‖ per row (float64 (m,))."""
-    if not isinstance(u, np.ndarray) or u.ndim != 2 or u.dtype not in (np.float32, np.float64):
-        raise ValueError(f"u must be a float32 or float64 array of shape (m, d), got "
+    """u_i ← u_i + z_i with z_i ~ N(0, std_i² I) (Alg. 2, line 9), in place, for the m rows
+    ``u[i]`` of a float32 or float64 array of shape (m, d) or (m, r, c), any strides.
+    z_i = std_i·ζ_i with ζ the float64 standard normals of ``rng`` in the row-major order of
+    the index (the numbers ``rng.standard_normal(u.shape)`` returns, whatever the memory
+    layout), rounded once to ``u``'s precision: one compiled pass (:func:`.compiled.add_gaussian`),
+    no temporary of u's size. ``std`` (m,) or a scalar, each in [0, inf). Returns ‖z_i‖ per
+    row (float64 (m,), of the rounded noise)."""
+    if (not isinstance(u, np.ndarray) or u.ndim not in (2, 3)
+            or u.dtype not in (np.float32, np.float64)):
+        raise ValueError(f"u must be a float32 or float64 array of shape (m, d) or (m, r, c), got "
                          f"{type(u).__name__} {np.shape(u)}")
     if not u.flags.writeable:
         raise ValueError("u must be writeable (the noise is added in place)")
@@ -117,8 +122,4 @@ def add_noise(u: np.ndarray, std: np.ndarray, rng: np.random.Generator) -> np.nd
         raise ValueError(f"std must be a scalar or have shape (m,) = ({u.shape[0]},), got {sd.shape}")
     if not np.all((sd >= 0) & np.isfinite(sd)):
         raise ValueError("std (noise standard deviation) must lie in [0, inf)")
-    z = rng.standard_normal(u.shape, dtype=u.dtype)
-    z *= sd.astype(u.dtype)[:, None]
-    u += z
-    sq = np.matmul(z[:, None, :], z[:, :, None]).reshape(-1)  # BLAS dot per row
-    return np.sqrt(sq.astype(np.float64))
+    return np.sqrt(add_gaussian(u if u.ndim == 3 else u[:, :, None], sd, rng))

@@ -18,7 +18,8 @@ scheduled devices of a round are quantized in one call. The integers are drawn b
 stochastic rounding, h_i = ⌊s·v_i/‖v‖ + U_i⌋ with U_i ~ U[0, 1) (the law of eq. (20) for
 either sign, see :func:`_levels`), in the input's precision (float32 rows in float32):
 four passes over the data. :func:`quantized_mean` returns the server's average of the
-decoded messages without forming them.
+decoded messages without forming them (for float32 rows in one compiled pass with the same
+draws, :func:`.compiled.quantized_sum`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import math
 import numpy as np
 
 from fedrepro.core.validate import check_int
+from fedrepro.dpfedpaq.compiled import quantized_sum
 
 __all__ = [
     "FLOAT_BITS",
@@ -82,17 +84,22 @@ def _checked_norms(arr: np.ndarray) -> np.ndarray:
 
 
 def _norms(arr: np.ndarray) -> np.ndarray:
-    if arr.dtype == np.float32:  # BLAS dot per row
-        sq = np.matmul(arr[:, None, :], arr[:, :, None]).reshape(-1).astype(np.float64)
-        return np.sqrt(sq)
-    return np.sqrt(np.einsum("ij,ij->i", arr, arr, dtype=np.float64))
+    wide = arr.astype(np.float64) if arr.dtype != np.float64 else arr
+    return np.sqrt(np.matmul(wide[:, None, :], wide[:, :, None]).reshape(-1))  # BLAS dot per row
 
 
 def row_norms(v: np.ndarray) -> np.ndarray:
-    """‖v_i‖₂ per row of ``v`` (shape (m, d) or (d,)), float64 (m,); float32 rows by BLAS dot
-    products (relative error about 10⁻⁷, the precision of the float32 norm that is sent),
-    other real rows in float64; a row with a nan or inf entry has a nan or inf norm."""
+    """‖v_i‖₂ per row of ``v`` (shape (m, d) or (d,)), float64 (m,), accumulated in float64
+    (BLAS dot products of the rows widened to float64: the squares of float32 entries are
+    exact, so the norm does not depend, to float32 precision, on the order of the entries,
+    e.g. on the memory layout of a round's updates); a row with a nan or inf entry has a nan
+    or inf norm."""
     return _norms(_as_float(_as_rows(v, finite=False)))
+
+
+def _scale(norms: np.ndarray, s: int, dtype: np.dtype) -> np.ndarray:
+    """s/‖v_i‖ per row in ``dtype`` (0 for a zero row)."""
+    return np.where(norms > 0, s / np.where(norms > 0, norms, 1.0), 0.0).astype(dtype)
 
 
 def _levels(arr: np.ndarray, norms: np.ndarray, s: int, rng: np.random.Generator) -> np.ndarray:
@@ -104,10 +111,8 @@ def _levels(arr: np.ndarray, norms: np.ndarray, s: int, rng: np.random.Generator
     (⌊t_i⌋ = −l_i − 1 when p_i > 0): the law of sign(v_i)·s·ξ_i in eq. (20) in both cases,
     in four passes (scale, add U, floor, clamp) and no separate sign pass. The clamp to
     [−s, s] only undoes a round-up of t_i + U_i when |t_i| = s (one nonzero entry)."""
-    dtype = arr.dtype
-    scale = np.where(norms > 0, s / np.where(norms > 0, norms, 1.0), 0.0).astype(dtype)
-    t = np.multiply(arr, scale[:, None])
-    t += rng.random(t.shape, dtype=dtype)
+    t = np.multiply(arr, _scale(norms, s, arr.dtype)[:, None])
+    t += rng.random(t.shape, dtype=arr.dtype)
     np.floor(t, out=t)
     np.clip(t, -s, s, out=t)
     return t
@@ -133,21 +138,45 @@ def encode(v: np.ndarray, s: int, rng: np.random.Generator) -> tuple[np.ndarray,
 
 
 def quantized_mean(v: np.ndarray, s: int | None, rng: np.random.Generator) -> np.ndarray:
-    """(1/m) Σ_i Q_s(v_i) over the m rows of ``v`` (shape (m, d)): the server's average of the
-    decoded messages, float64 (d,); ``s=None``: the plain mean (no quantization).
+    """(1/m) Σ_i Q_s(v_i) over the m rows ``v[i]`` of ``v`` (shape (m, d) or (m, r, c), any
+    strides): the server's average of the decoded messages, float64 of shape ``v.shape[1:]``;
+    ``s=None``: the plain mean (no quantization).
 
-    Same law and same draws as :func:`quantize` followed by a mean over rows, without forming
-    the int32 message: each row's float32 norm/s weighs its levels in one product.
+    Same law and same draws as :func:`quantize` of ``v.reshape(m, -1)`` followed by a mean
+    over rows (the uniforms in the row-major order of the index, whatever the memory layout),
+    without forming the int32 message: each row's float32 norm/s weighs its levels. float32
+    rows take one compiled pass (:func:`.compiled.quantized_sum`: the same float32 levels,
+    summed in float64 row by row); other rows the NumPy passes of :func:`_levels` and one
+    product.
     """
+    arr = np.asarray(v)
+    if arr.ndim == 3:  # rows in memory order for the checks and norms (order-invariant)
+        rows = _as_float(_as_rows(_rows_in_memory_order(arr), finite=s is None))
+    else:
+        rows = arr = _as_float(_as_rows(arr, finite=s is None))
+    arr = _as_float(arr)
     if s is None:
-        return _as_float(_as_rows(v)).mean(axis=0, dtype=np.float64)
+        return arr.mean(axis=0, dtype=np.float64)
     s = int(_check_levels(s))  # type: ignore[arg-type]
     rng = _check_rng(rng)
-    arr = _as_float(_as_rows(v, finite=False))
-    norms = _checked_norms(arr)
-    levels = _levels(arr, norms, s, rng)
+    norms = _checked_norms(rows)
     weights = norms.astype(np.float32).astype(np.float64) / (s * arr.shape[0])
-    return weights @ levels.astype(np.float64)
+    if arr.dtype == np.float32:  # one compiled pass, the same draws
+        out = quantized_sum(arr if arr.ndim == 3 else arr[:, :, None],
+                            _scale(norms, s, arr.dtype), weights, s, rng)
+        return out.reshape(arr.shape[1:])
+    flat = arr.reshape(arr.shape[0], -1)  # the row-major order of the index
+    return (weights @ _levels(flat, norms, s, rng).astype(np.float64)).reshape(arr.shape[1:])
+
+
+def _rows_in_memory_order(arr: np.ndarray) -> np.ndarray:
+    """The (m, r·c) rows of an (m, r, c) array in its memory order (a view when the rows are
+    contiguous in some axis order, e.g. a transposed C-contiguous stack)."""
+    if arr.shape[0] < 1 or min(arr.shape[1:]) < 1:
+        raise ValueError(f"v must have shape (m, d) or (m, r, c) with every size >= 1, got {arr.shape}")
+    order = sorted((1, 2), key=lambda ax: -abs(arr.strides[ax]))
+    view = arr.transpose(0, *order)
+    return view.reshape(arr.shape[0], -1)
 
 
 def decode(norms: np.ndarray, h: np.ndarray, s: int) -> np.ndarray:
