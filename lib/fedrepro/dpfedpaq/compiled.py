@@ -59,9 +59,9 @@ def residual_weights(p: np.ndarray, scale: float, labels: np.ndarray, weights: n
             for c in range(k):
                 e[c] *= inv
                 sq += e[c] * e[c]
-            factor = float(weights[i, j])
+            factor = np.float64(weights[i, j])
             if clip:
-                factor /= math.sqrt(max(1.0, float(a2[i, j]) * sq))
+                factor /= math.sqrt(max(1.0, np.float64(a2[i, j]) * sq))
             for c in range(k):
                 p[i, c, j] = e[c] * factor
 
@@ -81,7 +81,8 @@ def add_gaussian(u: np.ndarray, std: np.ndarray, rng: np.random.Generator) -> np
             for k in range(c):
                 z = u.dtype.type(s * rng.standard_normal())
                 u[i, j, k] += z
-                acc += float(z) * float(z)
+                zz = np.float64(z)  # the square of a float32 is exact in float64
+                acc += zz * zz
         out[i] = acc
     return out
 
@@ -103,5 +104,5 @@ def quantized_sum(v: np.ndarray, scale: np.ndarray, weights: np.ndarray, s: int,
             for k in range(c):
                 t = np.floor(v[i, j, k] * sc + rng.random(dtype=np.float32))
                 t = min(max(t, -top), top)
-                out[j, k] += w * float(t)
+                out[j, k] += w * np.float64(t)
     return out
