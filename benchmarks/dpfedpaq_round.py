@@ -7,8 +7,10 @@ weight decay μ = 1e-3 after clipping, then Gaussian noise on the model change a
 quantizer Q_s (s = 10), and the server average.
 
 1. ``vectorised``: the library's round (``fedrepro.dpfedpaq.algorithms.private_round``: the
-   float32 local steps of ``.local``, ``.noise.add_noise``, ``.quantizer.quantized_mean``):
-   all devices at once, per-sample clip factors from the closed-form norms ‖ã_j‖·‖p_j − e_j‖;
+   float32 class-major local steps of ``.local.class_major_updates``, ``.noise.add_noise``,
+   ``.quantizer.quantized_mean``): all devices at once, per-sample clip factors from the
+   closed-form norms ‖ã_j‖·‖p_j − e_j‖, the work between the BLAS products in the compiled
+   loops of ``.compiled`` (numba);
 2. ``loop``: the straightforward NumPy version: a Python loop over devices, steps and samples,
    each per-sample gradient formed as the outer product ã_j (p_j − e_j)ᵀ, clipped, summed;
    then noise and the quantizer per device;
@@ -186,12 +188,13 @@ def main() -> None:
         "opacus": lambda: opacus_round(x, sched, b, gen),
     }
     # the parts of the vectorised round, timed separately (same inputs as in the round)
-    u = local.local_updates(problem, x, sched, LR, clip=CLIP).reshape(M, -1)
+    u = local.class_major_updates(problem, x, sched, LR, clip=CLIP)
+    view = u.transpose(0, 2, 1)  # as the round passes it: the model's (785, 10) index order
     std = np.full(M, SIGMA)
     fns.update({
-        "part_local_steps": lambda: local.local_updates(problem, x, sched, LR, clip=CLIP),
-        "part_noise": lambda: add_noise(u.copy(), std, rng),
-        "part_quantizer": lambda: quantized_mean(u, S, rng),
+        "part_local_steps": lambda: local.class_major_updates(problem, x, sched, LR, clip=CLIP),
+        "part_noise": lambda: add_noise(u.copy().transpose(0, 2, 1), std, rng),
+        "part_quantizer": lambda: quantized_mean(view, S, rng),
     })
     single = {}
     for name, fn in fns.items():  # warm-up, and the time of one call
