@@ -10,7 +10,7 @@ quantizer Q_s (s = 10), and the server average.
    float32 class-major local steps of ``.local.class_major_updates``, ``.noise.add_noise``,
    ``.quantizer.quantized_mean``): all devices at once, per-sample clip factors from the
    closed-form norms ‖ã_j‖·‖p_j − e_j‖, the work between the BLAS products in the compiled
-   loops of ``.compiled`` (numba);
+   loops of ``._compiled`` (numba);
 2. ``loop``: the straightforward NumPy version: a Python loop over devices, steps and samples,
    each per-sample gradient formed as the outer product ã_j (p_j − e_j)ᵀ, clipped, summed;
    then noise and the quantizer per device;

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fedrepro.dpfedpaq import compiled
+from fedrepro.dpfedpaq import _compiled as compiled
 
 
 def numpy_residual_weights(p, scale, labels, weights, a2, clip):

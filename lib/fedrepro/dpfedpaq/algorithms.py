@@ -22,7 +22,7 @@ Randomness: one ``SeedSequence`` per run spawns independent streams, one per pur
 schedule of devices is the same for runs that differ only in their privacy parameters.
 One round of Alg. 2 after scheduling is :func:`private_round` (float32 local models in
 class-major layout, float32 noise, the quantizer's average; the loops between the BLAS
-products compiled by :mod:`.compiled`; ``benchmarks/dpfedpaq_round.py`` times it).
+products compiled by :mod:`._compiled`; ``benchmarks/dpfedpaq_round.py`` times it).
 Every run returns a :class:`History`: the metrics at the evaluation rounds, the cumulative
 uplink bits (K·M·β(s) counted message by message), the mean update and noise norms per round.
 """

@@ -13,7 +13,7 @@ class-major layout (M, 10, 785) (:func:`class_major_updates`): the logits Y_iÃ_
 gradient R_iᵀÃ_i then read the gathered batch rows as they lie. A step
 y ← y − η(g + μy + c) = (1 − ημ)y − ηg − ηc, with −η folded into the batch weights, is two
 batched float32 products, one compiled pass over the (M, 10, b) logits
-(:func:`.compiled.residual_weights`: softmax, residual, clip factor, weight) and one pass
+(:func:`._compiled.residual_weights`: softmax, residual, clip factor, weight) and one pass
 over the (M, 7850) stack; the model change u_i = y_i − x is formed once at the end (float32,
 so accurate to about 6·10⁻⁸·‖x‖ per entry; the server keeps x in float64).
 
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedrepro.core.validate import check_int, check_positive
-from fedrepro.dpfedpaq.compiled import residual_weights
+from fedrepro.dpfedpaq._compiled import residual_weights
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
 __all__ = ["Schedule", "class_major_updates", "epoch_batches", "fresh_batches", "full_batches", "local_sgd",

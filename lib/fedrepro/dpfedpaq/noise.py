@@ -29,8 +29,8 @@ from __future__ import annotations
 import numpy as np
 
 from fedrepro.core.validate import check_int, check_positive
+from fedrepro.dpfedpaq._compiled import add_gaussian
 from fedrepro.dpfedpaq.amplification import exact_noise_std, paper_noise_std
-from fedrepro.dpfedpaq.compiled import add_gaussian
 from fedrepro.privacy.gaussian import classical_gaussian_sigma
 from fedrepro.privacy.validate import check_delta
 
@@ -104,7 +104,7 @@ def add_noise(u: np.ndarray, std: np.ndarray, rng: np.random.Generator) -> np.nd
     ``u[i]`` of a float32 or float64 array of shape (m, d) or (m, r, c), any strides.
     z_i = std_i·ζ_i with ζ the float64 standard normals of ``rng`` in the row-major order of
     the index (the numbers ``rng.standard_normal(u.shape)`` returns, whatever the memory
-    layout), rounded once to ``u``'s precision: one compiled pass (:func:`.compiled.add_gaussian`),
+    layout), rounded once to ``u``'s precision: one compiled pass (:func:`._compiled.add_gaussian`),
     no temporary of u's size. ``std`` (m,) or a scalar, each in [0, inf). Returns ‖z_i‖ per
     row (float64 (m,), of the rounded noise)."""
     if (not isinstance(u, np.ndarray) or u.ndim not in (2, 3)

@@ -19,7 +19,7 @@ stochastic rounding, h_i = ⌊s·v_i/‖v‖ + U_i⌋ with U_i ~ U[0, 1) (the la
 either sign, see :func:`_levels`), in the input's precision (float32 rows in float32):
 four passes over the data. :func:`quantized_mean` returns the server's average of the
 decoded messages without forming them (for float32 rows in one compiled pass with the same
-draws, :func:`.compiled.quantized_sum`).
+draws, :func:`._compiled.quantized_sum`).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ import math
 import numpy as np
 
 from fedrepro.core.validate import check_int
-from fedrepro.dpfedpaq.compiled import quantized_sum
+from fedrepro.dpfedpaq._compiled import quantized_sum
 
 __all__ = [
     "FLOAT_BITS",
@@ -145,7 +145,7 @@ def quantized_mean(v: np.ndarray, s: int | None, rng: np.random.Generator) -> np
     Same law and same draws as :func:`quantize` of ``v.reshape(m, -1)`` followed by a mean
     over rows (the uniforms in the row-major order of the index, whatever the memory layout),
     without forming the int32 message: each row's float32 norm/s weighs its levels. float32
-    rows take one compiled pass (:func:`.compiled.quantized_sum`: the same float32 levels,
+    rows take one compiled pass (:func:`._compiled.quantized_sum`: the same float32 levels,
     summed in float64 row by row); other rows the NumPy passes of :func:`_levels` and one
     product.
     """

@@ -21,7 +21,9 @@ Both draw in the row-major order of the index of the array they are given, not o
 memory: a round passes the (M, 785, 10) view of its class-major (M, 10, 785) updates, so that
 entry (f, c) of the model gets the same draw whichever layout computed it.
 
-The functions check nothing: their callers validate shapes, dtypes and values.
+A private module: the functions check nothing (a label out of range would write out of
+bounds); their callers in :mod:`.local`, :mod:`.noise` and :mod:`.quantizer` validate shapes,
+dtypes and values first.
 """
 
 from __future__ import annotations
