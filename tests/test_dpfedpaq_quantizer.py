@@ -386,9 +386,9 @@ def test_quantized_mean_of_a_transposed_stack_draws_in_index_order():
 
 
 def test_compiled_and_numpy_quantizer_paths_agree():
-    """float32 rows go through the compiled pass; the same rows through the NumPy passes
-    (:func:`_levels` on a non-contiguous copy is not taken: quantize decodes them) give the
-    same levels, so the same mean up to the order of the float64 sums."""
+    """float32 rows: quantized_mean takes the compiled pass, quantize (encode/decode) the NumPy
+    passes of _levels; the same draws give the same levels, so the same mean up to the order
+    of the float64 sums."""
     v = np.random.default_rng(9).standard_normal((5, 3001)).astype(np.float32)
     got = qz.quantized_mean(v, 10, np.random.default_rng(2))
     want = qz.quantize(v, 10, np.random.default_rng(2)).mean(axis=0)
