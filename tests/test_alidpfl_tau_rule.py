@@ -183,7 +183,7 @@ def test_choose_tau_examples_decided_by_the_budgets():
 
 
 def test_choose_tau_falls_back_to_one_when_nothing_is_feasible():
-    c = tr.Constants(rho=1.0, beta=0.5, xi=0.01, lam=1.0, omega=-1.0)  # φ < 0: every denominator < 0
+    c = tr.Constants(rho=1.0, beta=5.0, xi=0.01, lam=1.0, omega=1.0)  # βη/2 > 1, φ < 0: every denominator < 0
     tau, g = tr.choose_tau(c, tau_prev=3, eta=0.5, noise=0.05, iterations_done=0, rounds_left=5, iterations_left=50)
     assert tau == 1 and np.all(np.isinf(g)) and g.size == 6
 

@@ -85,6 +85,12 @@ class BudgetCounter:
     rounds_done: int = 0
     iterations_done: int = 0
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.budgets, Budgets):
+            raise ValueError(f"budgets must be a Budgets, got {type(self.budgets).__name__}")
+        check_int("rounds_done", self.rounds_done, 0, self.budgets.rounds)
+        check_int("iterations_done", self.iterations_done, 0, self.budgets.iterations)
+
     @property
     def rounds_left(self) -> int:
         return self.budgets.rounds - self.rounds_done

@@ -272,6 +272,8 @@ def noisy_clipped_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor, s
         raise ValueError(f"settings must be a DPSGDSettings, got {type(settings).__name__}")
     _check_generator(generator)
     _check_data(model, x, y)
+    if x.shape[0] == 0:
+        raise ValueError("x must hold at least one record: the divisor q*|D_i| of an empty client is 0")
     idx = poisson_batch(int(x.shape[0]), settings.q, generator)
     sums = clipped_gradient_sum(model, x[idx], y[idx], settings.clip, method=method, fast_options=fast_options)
     scale = 1.0 / settings.divisor(int(x.shape[0]))

@@ -30,7 +30,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fedrepro.core.validate import check_int, check_nonnegative, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_nonnegative, check_positive
 
 __all__ = ["noise_term", "gap_h", "gap_h_printed", "horizon", "bound_G", "Constants",
            "ClientReport", "estimate_constants", "LAMBDA_OMEGA_RULES", "lambda_omega",
@@ -73,7 +73,12 @@ def gap_h_printed(x: float | np.ndarray, xi: float, beta: float, eta: float, d: 
 def horizon(tau: int | np.ndarray, iterations_done: int, rounds_left: int,
             iterations_left: int) -> np.ndarray:
     """T(τ) = t_done + min(R_s,left·τ, R_c,left) (spec decision 5)."""
+    check_int("iterations_done", iterations_done, 0)
+    check_int("rounds_left", rounds_left, 0)
+    check_int("iterations_left", iterations_left, 0)
     tau = np.asarray(tau)
+    if tau.dtype.kind not in "iu" or np.any(tau < 1):
+        raise ValueError(f"tau must hold integers >= 1, got {tau!r}")
     return iterations_done + np.minimum(rounds_left * tau, iterations_left)
 
 
@@ -96,6 +101,12 @@ class Constants:
     lam: float
     omega: float
 
+    def __post_init__(self) -> None:
+        for name in ("rho", "beta", "xi"):
+            check_nonnegative(name, getattr(self, name))
+        for name in ("lam", "omega"):
+            check_positive(name, getattr(self, name))
+
     def phi(self, eta: float) -> float:
         """φ = ω(1 − βη/2) (Theorem 2)."""
         return self.omega * (1.0 - self.beta * eta / 2.0)
@@ -112,6 +123,17 @@ class ClientReport:
     grad_local: np.ndarray
     grad_global: np.ndarray
     distance: float
+
+    def __post_init__(self) -> None:
+        check_nonnegative("loss_local", self.loss_local)
+        check_nonnegative("loss_global", self.loss_global)
+        check_nonnegative("distance", self.distance)
+        for name in ("grad_local", "grad_global"):
+            g = np.asarray(getattr(self, name))
+            if g.ndim != 1 or g.dtype.kind not in "fiu" or not np.all(np.isfinite(g)):
+                raise ValueError(f"{name} must be a finite 1-D gradient vector")
+        if np.shape(self.grad_local) != np.shape(self.grad_global):
+            raise ValueError("grad_local and grad_global must have the same length")
 
 
 def estimate_constants(reports: Sequence[ClientReport],
@@ -167,8 +189,12 @@ def choose_tau(constants: Constants, *, tau_prev: int, eta: float, noise: float,
 
     Returns (τ*, G over the searched range; +inf marks an infeasible τ). τ* = 1 when no τ
     is feasible; ties go to the smallest τ."""
+    if not isinstance(constants, Constants):
+        raise ParameterTypeError(f"constants must be a Constants, got {type(constants).__name__}")
     tau_prev = check_int("tau_prev", tau_prev, 1)
     tau_cap = check_int("tau_cap", tau_cap, 1)
+    check_positive("eta", eta)
+    check_nonnegative("noise", noise)
     check_int("rounds_left", rounds_left, 0)
     check_int("iterations_left", iterations_left, 0)
     check_int("iterations_done", iterations_done, 0)

@@ -129,18 +129,21 @@ def run_unit(cfg: TablesConfig, unit: str) -> dict[str, Any]:
     check_profile(cfg.profile)
     folder = checkpoint_dir(cfg, unit)
     curve_every = 10 if cfg.profile == "paper" else 1
+    # the quick profile checkpoints every round, so that the tests exercise checkpointing
+    checkpoint_every = 20 if cfg.profile == "paper" else 1
     if unit.startswith("tau-"):
         tau = int(unit[4:])
         stops = sorted({fixed_tau_stop(Budgets(c["epsilon"], c["rounds"], c["iterations"]), tau)[0]
                         for c in cells(cfg) if tau in _TAUS[c["table"]] and tau <= c["iterations"]})
         plan = RunPlan(Budgets(1.0, max(stops), max(stops) * tau), tau=tau, eval_rounds=tuple(stops),
-                       curve_every=curve_every, seed=cfg.seed, **TABLE_READINGS[cfg.reading])
+                       curve_every=curve_every, seed=cfg.seed, checkpoint_every=checkpoint_every,
+                       **TABLE_READINGS[cfg.reading])
     else:
         _, table, eps = unit.split("-", 2)
         (c,) = [c for c in cells(cfg) if c["table"] == table and f"eps{c['epsilon']}" == eps
                 and c["rounds"] < c["iterations"]]
         plan = RunPlan(Budgets(c["epsilon"], c["rounds"], c["iterations"]), tau=None, eval_rounds=(),
-                       curve_every=curve_every, rule=cfg.rule, seed=cfg.seed,
+                       curve_every=curve_every, rule=cfg.rule, seed=cfg.seed, checkpoint_every=checkpoint_every,
                        estimate_samples=ESTIMATE_SAMPLES, **TABLE_READINGS[cfg.reading])
     return train(plan, _data(cfg), checkpoint_dir=folder)
 

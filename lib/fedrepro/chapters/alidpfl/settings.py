@@ -21,8 +21,19 @@ test subset), the improved RDP conversion (the number of iterations each ε allo
 :func:`improved_iterations`), "iteration" = local epoch (1/q = 67 DP-SGD steps per iteration:
 at 79 "iterations" 5,300 steps, beyond this chapter's compute; :func:`epoch_steps`).
 
-Each reading is its own stored result (``alidpfl/reading-<name>.json``), computed with
-checkpoints (:func:`fedrepro.alidpfl.training.train`), so an interrupted study resumes.
+What it would take to reach the paper's level (each reading one change from ``spec``):
+
+* ``eta-1``, ``eta-2``, ``eta-4``: the spec's DP steps with a larger step size η (the
+  update's noise grows with η as its signal does);
+* ``public-code``: the public code's complete setting at the paper's ε = 1.55: Dirichlet
+  partition with pooled client test parts, q = 0.05, divisor 64, and R_c recomputed for
+  q = 0.05 under the improved conversion (:func:`public_code_iterations`), so that the
+  accounting stays valid; read both at its last round and as best over rounds.
+
+Each reading is its own stored result (``alidpfl/reading-<name>.json``, seed 0), computed with
+checkpoints (:func:`fedrepro.alidpfl.training.train`), so an interrupted study resumes; the
+same readings under seeds 1 and 2 are one result, ``alidpfl/reading-seeds.json``
+(:class:`ReadingSeedsConfig`, one unit per reading and seed, spot-checked by ``make verify``).
 """
 
 from __future__ import annotations
@@ -36,12 +47,13 @@ import numpy as np
 from fedrepro.alidpfl.budget import Budgets
 from fedrepro.alidpfl.setting import FederatedSetting, build_clients
 from fedrepro.alidpfl.training import RunPlan, train
-from fedrepro.core.cache import ExperimentConfig, code_hash, config_hash, load_or_run, result_path
+from fedrepro.core.cache import ExperimentConfig, code_hash, config_hash, load_or_run, result_path, run_units
 from fedrepro.privacy.budget import max_steps_bisection
 from fedrepro.report.book import check_profile
 
-__all__ = ["READINGS", "ReadingConfig", "run_reading", "load_reading", "improved_iterations",
-           "epoch_steps", "reading_frame"]
+__all__ = ["READINGS", "ReadingConfig", "ReadingSeedsConfig", "run_reading", "load_reading", "load_seeds",
+           "improved_iterations", "public_code_iterations", "epoch_steps", "reading_frame", "seeds_frame",
+           "SPREAD_SEEDS"]
 
 #: reading → (label, FederatedSetting overrides, RunPlan overrides)
 READINGS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
@@ -52,7 +64,23 @@ READINGS: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = {
     "no-noise": ("clipping, no noise", {}, {"noise": False}),
     "dirichlet-unweighted": ("Dirichlet, unweighted mean", {"partition": "dirichlet"},
                              {"aggregation": "unweighted"}),
+    "eta-1": ("spec with eta = 1", {}, {"eta": 1.0}),
+    "eta-2": ("spec with eta = 2", {}, {"eta": 2.0}),
+    "eta-4": ("spec with eta = 4", {}, {"eta": 4.0}),
+    "public-code": ("public code complete: Dirichlet, q = 0.05, ÷ 64, R_c for eps = 1.55 (improved)",
+                    {"partition": "dirichlet", "q": 0.05}, {"q": 0.05, "divisor": 64.0}),
 }
+
+#: The seeds besides 0 of :class:`ReadingSeedsConfig`.
+SPREAD_SEEDS: tuple[int, ...] = (1, 2)
+
+
+def public_code_iterations(epsilon: float = 1.55, q: float = 0.05, sigma: float = 1.1,
+                           delta: float = 1e-5) -> int:
+    """R_c of the public code's setting: the iterations ε allows at its sampling rate q = 0.05
+    under the improved RDP conversion (the public code's), instead of the paper's 79 for
+    q = 0.015 under the basic one."""
+    return max_steps_bisection(epsilon, q, sigma, delta, conversion="improved")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -87,6 +115,8 @@ class ReadingConfig(ExperimentConfig):
     def eval_iterations(self) -> tuple[int, ...]:
         if self.profile == "quick":
             return (1, 2)
+        if self.reading == "public-code":
+            return (public_code_iterations(),)
         return (79,)
 
     @property
@@ -115,9 +145,10 @@ def run_reading(cfg: ReadingConfig) -> dict[str, Any]:
     data = build_clients(s, np.random.default_rng(np.random.SeedSequence([cfg.seed, 0xDA7A])),
                          subset=cfg.subset)
     last = max(cfg.eval_iterations)
+    curve_every = 1 if cfg.profile == "quick" or last < 20 else 10
     plan = RunPlan(Budgets(1.0, last, last), tau=1, eval_rounds=cfg.eval_iterations,
-                   curve_every=2 if cfg.profile == "quick" else 10,
-                   curve_size=200 if cfg.profile == "quick" else 2000, seed=cfg.seed,
+                   curve_every=curve_every, curve_size=200 if cfg.profile == "quick" else 2000,
+                   seed=cfg.seed, checkpoint_every=1 if cfg.profile == "quick" else 20,
                    **READINGS[cfg.reading][2])
     out = train(plan, data, checkpoint_dir=checkpoint_dir(cfg))
     out["labels_per_client"] = (data.label_counts() > 0).sum(axis=1)
@@ -129,6 +160,48 @@ def run_reading(cfg: ReadingConfig) -> dict[str, Any]:
 def load_reading(reading: str, profile: str = "paper", seed: int = 0) -> dict[str, Any]:
     """The stored result of one reading (computed if missing or stale)."""
     return load_or_run(ReadingConfig(profile=profile, reading=reading, seed=seed), run_reading)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReadingSeedsConfig(ExperimentConfig):
+    """Every reading of :data:`CHAPTER_READINGS` under the seeds :data:`SPREAD_SEEDS` (each seed
+    draws its own partition, initialisation, batches and noise): one unit per reading and seed,
+    ``"<reading>@seed<k>"``, each a :func:`run_reading` of :class:`ReadingConfig`."""
+
+    part: ClassVar[str] = "alidpfl"
+    experiment: ClassVar[str] = "reading-seeds"
+    seed_name: ClassVar[str] = "fedrepro.chapters.alidpfl.settings:ReadingSeedsConfig"
+    verify_rtol: ClassVar[float] = ReadingConfig.verify_rtol
+    verify_atol: ClassVar[float] = ReadingConfig.verify_atol
+    verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = ReadingConfig.verify_rules
+    verify_note: ClassVar[str] = "as the readings of seed 0; one unit recomputed"
+    verify_units: ClassVar[int | None] = 1
+
+    profile: str = "paper"
+
+    def result_name(self) -> str:
+        return "reading-seeds" if self.profile == "paper" else f"reading-seeds-{self.profile}"
+
+
+def _seed_units() -> list[str]:
+    return [f"{r}@seed{k}" for k in SPREAD_SEEDS for r in CHAPTER_READINGS]
+
+
+def _run_seed_unit(cfg: ReadingSeedsConfig, unit: str) -> dict[str, Any]:
+    reading, seed = unit.split("@seed")
+    return run_reading(ReadingConfig(profile=cfg.profile, reading=reading, seed=int(seed)))
+
+
+def load_seeds(profile: str = "paper") -> dict[int, dict[str, dict[str, Any]]]:
+    """``{seed: {reading: result}}`` for seed 0 (:func:`load_reading`) and :data:`SPREAD_SEEDS`
+    (the stored :class:`ReadingSeedsConfig`; computed, resumably, if missing or stale)."""
+    cfg = ReadingSeedsConfig(profile=profile)
+    units = run_units(cfg, _seed_units(), _run_seed_unit)["units"]
+    out: dict[int, dict[str, dict[str, Any]]] = {0: {r: load_reading(r, profile) for r in CHAPTER_READINGS}}
+    for unit, res in units.items():
+        reading, seed = unit.split("@seed")
+        out.setdefault(int(seed), {})[reading] = res
+    return out
 
 
 def improved_iterations(epsilons: tuple[float, ...] = (1.55, 1.75, 2.0), q: float = 0.015,
@@ -169,9 +242,9 @@ def reading_frame(results: dict[str, dict[str, Any]], paper_level: dict[int, flo
     return frame
 
 
-#: The readings this chapter shows (in this order); the others of :data:`READINGS` are
-#: defined but were not run for the committed chapter (see the chapter's closing note).
-CHAPTER_READINGS: tuple[str, ...] = ("spec", "non-private", "dirichlet", "no-noise")
+#: The readings this chapter shows (in this order), each under seed 0 and :data:`SPREAD_SEEDS`.
+CHAPTER_READINGS: tuple[str, ...] = ("spec", "non-private", "no-noise", "dirichlet", "dirichlet-unweighted",
+                                     "code-q-divisor", "eta-1", "eta-2", "eta-4", "public-code")
 
 PAPER_CELL_79 = "alidpfl-main-TII-tau-1-rs-eq-2rc-fmnist-eps-1p55"
 
@@ -187,6 +260,30 @@ def paper_level_79() -> float:
 
     cells = {c.id: c for c in paper.load_table(paper.table_id("alidpfl", "main", "II"))}
     return float(cells[PAPER_CELL_79].value)
+
+
+def seeds_frame(results: dict[int, dict[str, dict[str, Any]]], paper_level: float | None = None):
+    """One row per reading: its iterations, the final accuracy (%) under every seed of
+    ``results`` (``{seed: {reading: result}}``), their mean, min and max, the best accuracy
+    over the curve (mean over seeds), and the mean minus ``paper_level``."""
+    import pandas as pd
+
+    seeds = sorted(results)
+    rows = []
+    for name in results[seeds[0]]:
+        runs = [results[k][name] for k in seeds if name in results[k]]
+        acc = np.array([100 * float(r["eval_accuracy"][-1]) for r in runs])
+        row: dict[str, Any] = {"reading": READINGS[name][0], "iterations": int(runs[0]["eval_rounds"][-1])}
+        for k, a in zip(seeds, acc, strict=False):
+            row[f"seed {k} (%)"] = round(float(a), 1)
+        row.update({"mean (%)": round(float(acc.mean()), 1), "min (%)": round(float(acc.min()), 1),
+                    "max (%)": round(float(acc.max()), 1),
+                    "best over curve, mean (%)": round(float(np.mean([100 * float(r["best_curve_accuracy"])
+                                                                     for r in runs])), 1)})
+        if paper_level is not None:
+            row["mean − paper (points)"] = round(float(acc.mean()) - paper_level, 1)
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("reading")
 
 
 def labels_frame(results: dict[str, dict[str, Any]]):
