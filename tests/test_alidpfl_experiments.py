@@ -39,5 +39,5 @@ def test_quick_tables_share_prefixes_and_fill_every_cell(results_dir):
     for c in cells:
         run = out["runs"].get(f"ali-{c['table']}-eps{c['epsilon']}")
         if run is not None and c["rounds"] < c["iterations"]:
-            replay = tables.tau_rule_replay(run, c["rounds"], c["iterations"])
+            replay = tables.tau_rule_replay(run, c["rounds"], c["iterations"], batch=tables.noise_batch("quick"))
             assert list(replay["loss"][:-1]) == list(run["taus"][1:])

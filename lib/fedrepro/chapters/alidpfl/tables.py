@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TOLERANCE", "TABLES", "Table", "parse_column", "paper_table", "cell_keys", "ours_frame",
            "diff_frame", "best_fixed", "tau1_optimal", "ali_vs_fixed", "ali_vs_tau1", "argmax_spread",
-           "tau_sequences_rise", "iterations_used", "figure_accuracy_vs_tau", "figure_tau_sequences",
+           "tau_sequences_rise", "iterations_used", "noise_batch", "figure_accuracy_vs_tau", "figure_tau_sequences",
            "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "seeds_frame", "seeds_spread_frame", "summary_counts",
            "stored_tables", "stored_seeds", "readings_frame", "readings_summary_frame", "ali_margin"]
 
@@ -189,16 +189,25 @@ def budget_frame(result: Mapping[str, Any], profile: str = "paper", reading: str
                                        "ALI-DPFL rounds", "ALI-DPFL iterations", "mean tau*"]).set_index("cell")
 
 
+def noise_batch(profile: str = "paper", reading: str = "spec") -> float:
+    """The divisor B of the noise term N = 2√d·σC/B in the runs of (``profile``, ``reading``):
+    the reading's divisor, else q·|D_i| (|D_i| = 6,000 records, 100 at the quick profile)."""
+    over = experiments.TABLE_READINGS[reading]
+    return float(over.get("divisor") or over.get("q", 0.015) * (100 if profile == "quick" else 6000))
+
+
 def tau_rule_replay(run: Mapping[str, Any], rounds: int, iterations: int,
-                    rules: Sequence[str] = ("loss", "half-loss", "fixed")) -> dict[str, np.ndarray]:
+                    rules: Sequence[str] = ("loss", "half-loss", "fixed"), *,
+                    batch: float = 90.0) -> dict[str, np.ndarray]:
     """τ* that each λ, ω rule of :data:`fedrepro.alidpfl.tau_rule.LAMBDA_OMEGA_RULES` would
     choose after every round of a stored ALI-DPFL ``run`` (rule ``"loss"``), at the same state:
     the same ρ, β, ξ, budgets left and previous τ, with F(ŵ) = λ and D = ω^(−1/2) recovered
     from the run's ``"loss"`` rule. For ``"loss"`` this gives back the run's own choices
-    (``run["taus"][1:]``, and the choice after the last round)."""
+    (``run["taus"][1:]``, and the choice after the last round) when ``batch`` is the
+    run's divisor B of the noise term (:func:`noise_batch`)."""
     c = run["constants"]
     taus = np.asarray(run["taus"], dtype=int)
-    noise = tau_rule.noise_term(int(run["d"]), 1.1, 0.1, 0.015 * 6000)
+    noise = tau_rule.noise_term(int(run["d"]), 1.1, 0.1, batch)
     out: dict[str, np.ndarray] = {}
     for rule in rules:
         chosen = []
@@ -229,7 +238,8 @@ def rules_frame(result: Mapping[str, Any], profile: str = "paper") -> pd.DataFra
     for name, run in result["runs"].items():
         if not name.startswith("ali-"):
             continue
-        replay = tau_rule_replay(run, budgets[name]["rounds"], budgets[name]["iterations"])
+        replay = tau_rule_replay(run, budgets[name]["rounds"], budgets[name]["iterations"],
+                                 batch=noise_batch(profile))
         row: dict[str, Any] = {"run (table, eps)": name[4:].replace("-eps", ", eps = ")}
         for rule, taus in replay.items():
             row[f"mean tau*, {rule}"] = float(taus.mean())
