@@ -93,15 +93,16 @@ class ReadingConfig(ExperimentConfig):
     verify_rtol: ClassVar[float] = 0.05
     verify_atol: ClassVar[float] = 0.02
     verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
-        ("result.curve_accuracy", 0.0, 0.2),
+        ("result.curve_accuracy", 0.0, 0.35),
     )
     verify_note: ClassVar[str] = (
-        "float32 training on a CPU: kernels differ between machines in the last bits, which hundreds of "
-        "noisy steps amplify. Without privacy (no clipping) the first point of the test-accuracy curve "
-        "(round 10, the steepest) is chaotic: three computations under the AVX2 and AVX-512 kernel families "
-        "(`make verify-kernels`) gave 0.547, 0.592 and 0.624, the later points agree to 0.01, so the curve "
-        "is compared to 0.2 absolute (it catches a broken curve, not its first point's last digit); the "
-        "final evaluation to 0.02 + 5 % (measured 0.007 apart in accuracy, 0.008 in loss)")
+        "float32 training on a CPU: kernels and thread counts differ between machines in the last bits, which "
+        "hundreds of steps amplify. Without privacy (no clipping) the first points of the test-accuracy curve "
+        "are chaotic: the curve oscillates between 0.23 and 0.46 over rounds 10-30, and the same run with one "
+        "and with two intra-op threads on one machine gave 0.265 and 0.463 at round 30 (0.20 apart), while "
+        "the points from round 40 on agreed to 0.02; so the curve is compared to 0.35 absolute (it catches a "
+        "missing or broken curve, not its chaotic early points), the final evaluation to 0.02 + 5 % (measured "
+        "0.012 apart in accuracy, 0.036 in loss)")
 
     profile: str = "paper"
     reading: str = "spec"
