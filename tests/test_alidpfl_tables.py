@@ -232,7 +232,8 @@ def test_stored_seeds_lists_only_stored_results(monkeypatch):
 def test_rules_frame_replays_each_run_under_its_own_budgets(monkeypatch):
     seen = {}
 
-    def fake_replay(run, rounds, iterations):
+    def fake_replay(run, rounds, iterations, *, batch):
+        assert batch == tables.noise_batch("paper") == 90.0  # q·|D_i| of the paper profile
         seen[run["name"]] = (rounds, iterations)
         return {"loss": np.ones(3, dtype=int), "fixed": np.ones(3, dtype=int)}
 
