@@ -93,7 +93,8 @@ class ReadingConfig(ExperimentConfig):
     verify_rtol: ClassVar[float] = 0.05
     verify_atol: ClassVar[float] = 0.02
     verify_rules: ClassVar[tuple[tuple[str, float | None, float | None], ...]] = (
-        ("result.curve_accuracy", 0.0, 0.35),
+        ("*curve_accuracy", 0.0, 0.35),
+        ("*_loss", 0.15, 0.02),
     )
     verify_note: ClassVar[str] = (
         "float32 training on a CPU: kernels and thread counts differ between machines in the last bits, which "
@@ -101,8 +102,9 @@ class ReadingConfig(ExperimentConfig):
         "are chaotic: the curve oscillates between 0.23 and 0.46 over rounds 10-30, and the same run with one "
         "and with two intra-op threads on one machine gave 0.265 and 0.463 at round 30 (0.20 apart), while "
         "the points from round 40 on agreed to 0.02; so the curve is compared to 0.35 absolute (it catches a "
-        "missing or broken curve, not its chaotic early points), the final evaluation to 0.02 + 5 % (measured "
-        "0.012 apart in accuracy, 0.036 in loss)")
+        "missing or broken curve, not its chaotic early points); the final accuracy to 0.02 + 5 % (measured "
+        "0.012 apart) and the final loss to 0.02 + 15 % (measured 0.036 apart, 5 %, between the two thread "
+        "counts)")
 
     profile: str = "paper"
     reading: str = "spec"
