@@ -31,7 +31,7 @@ from torch.nn import functional as F
 
 from fedrepro.alidpfl.models import CNN
 
-__all__ = ["FastOptions", "clipped_sum", "per_sample_norms"]
+__all__ = ["FastOptions", "clipped_sum", "per_sample_norms", "unfold_patches"]
 
 _CONV_NORMS = ("materialise", "gram")
 _SUM_BY = ("bookkeeping", "reweight")
@@ -87,7 +87,7 @@ class _Pass:
         self.h3 = self.h3.detach()
 
 
-def _unfold(a: torch.Tensor, k: int) -> torch.Tensor:
+def unfold_patches(a: torch.Tensor, k: int) -> torch.Tensor:
     """The k×k patches of ``a`` (B, c, h, w) as (B, c·k·k, L), ordered like ``F.unfold`` and the
     conv weight (c, i, j); built from a strided view (a plain copy, faster than ``F.unfold`` here)."""
     b, c, h, w = a.shape
@@ -102,7 +102,7 @@ def _conv_parts(a: torch.Tensor, d: torch.Tensor, kernel: int, conv_norm: str, n
     gradients (B, m, k) when materialised and ``need_grads``."""
     b, m = d.shape[0], d.shape[1]
     dl = d.reshape(b, m, -1)                       # (B, m, L)
-    u = _unfold(a, kernel)                         # (B, k, L)
+    u = unfold_patches(a, kernel)                  # (B, k, L)
     bias = dl.sum(dim=2)                           # (B, m)
     if conv_norm == "materialise":
         g = torch.bmm(dl, u.transpose(1, 2))       # (B, m, k)

@@ -31,6 +31,8 @@ from collections.abc import Sequence
 import torch
 from torch.nn import functional as F
 
+from fedrepro.alidpfl.fastclip import unfold_patches
+
 __all__ = ["stack", "unstack_flat", "clipped_sums", "mean_loss_gradients", "forward"]
 
 _KERNEL = 5
@@ -94,15 +96,6 @@ def forward(params: Sequence[torch.Tensor], x: torch.Tensor, *, keep: bool = Fal
     return z4, (z1, z2, z3, z4), (xg, h1, h2, h3)
 
 
-def _unfold(a: torch.Tensor, k: int) -> torch.Tensor:
-    """The k×k patches of ``a`` (B, c, h, w) as (B, c·k·k, L), in the conv weight's order."""
-    b, c, h, w = a.shape
-    a = a.contiguous()
-    sb, sc, sh, sw = a.stride()
-    view = a.as_strided((b, c, k, k, h - k + 1, w - k + 1), (sb, sc, sh, sw, sh, sw))
-    return view.reshape(b, c * k * k, (h - k + 1) * (w - k + 1))
-
-
 def _norm_sq(t: torch.Tensor, dims: int) -> torch.Tensor:
     """Squared Euclidean norm over the last ``dims`` axes."""
     return torch.linalg.vector_norm(t.flatten(start_dim=t.ndim - dims), dim=-1).square()
@@ -131,7 +124,7 @@ def clipped_sums(params: Sequence[torch.Tensor], xs: Sequence[torch.Tensor], ys:
     c_in = xg.shape[1] // m
     # conv1, all clients: per-sample gradients (b·M, 32, c·25) are small
     d1 = d1.reshape(b, m, d1.shape[1] // m, -1)                      # (b, M, 32, L1)
-    u1 = _unfold(xg.reshape(b * m, c_in, xg.shape[2], xg.shape[3]), _KERNEL)  # (b·M, c·25, L1)
+    u1 = unfold_patches(xg.reshape(b * m, c_in, xg.shape[2], xg.shape[3]), _KERNEL)  # (b·M, c·25, L1)
     g1 = torch.bmm(d1.reshape(b * m, d1.shape[2], -1), u1.transpose(1, 2)).reshape(b, m, -1)
     bias1 = d1.sum(dim=3)                                            # (b, M, 32)
     sq = (_norm_sq(g1, 1) + _norm_sq(bias1, 1)).t()                  # (M, b)
@@ -144,7 +137,7 @@ def clipped_sums(params: Sequence[torch.Tensor], xs: Sequence[torch.Tensor], ys:
     g2s, bias2 = [], d2.sum(dim=3)                                   # (b, M, 64)
     sq2 = torch.empty((m, b), dtype=sq.dtype)
     for i in range(m):
-        g2 = torch.bmm(d2[:, i], _unfold(h1[:, i], _KERNEL).transpose(1, 2))  # (b, 64, 32·25)
+        g2 = torch.bmm(d2[:, i], unfold_patches(h1[:, i], _KERNEL).transpose(1, 2))  # (b, 64, 32·25)
         sq2[i] = _norm_sq(g2, 2)
         g2s.append(g2)
     sq = sq + sq2 + _norm_sq(bias2, 1).t()

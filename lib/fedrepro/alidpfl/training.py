@@ -41,6 +41,14 @@ uninterrupted run. A checkpoint records the fingerprint of what it belongs to (t
 digest of the data, the code of this module's import graph) and a digest of its content; a
 checkpoint of anything else, or a damaged one, is refused with a :class:`CheckpointError`
 that names the file and how to restart. Temporary files left by a killed writer are removed.
+
+Device: the model and its arithmetic run on ``device`` (``train(..., device=...)``; by default
+the environment variable ``FEDREPRO_TORCH_DEVICE``, else the CPU). The device is not part of
+the plan: the random draws (CPU generators), the run state and the checkpoints are the same
+on every device, so a run checkpointed on a GPU resumes on a CPU; the results agree with a
+CPU run to float32 round-off amplified by training (``make verify``'s tolerances; the
+measured differences are in ``benchmarks/README.md``). On CUDA the run uses deterministic
+kernels in full float32 (no TF32), so two runs on one GPU give identical results.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ import hashlib
 import io
 import json
 import math
+import os
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -68,7 +77,7 @@ from fedrepro.core.cache import atomic_write, code_hash
 from fedrepro.core.validate import ParameterTypeError, check_int, check_interval, check_nonnegative, check_positive
 
 __all__ = ["RunPlan", "train", "evaluate", "client_generators", "check_data", "CheckpointError",
-           "CHECKPOINT_NAME", "METHODS"]
+           "CHECKPOINT_NAME", "METHODS", "DEVICE_VARIABLE", "resolve_device"]
 
 CHECKPOINT_NAME = "checkpoint.pt"
 #: How a round is computed: all clients together (``"stacked"``) or one model per client
@@ -77,6 +86,8 @@ METHODS: tuple[str, ...] = ("fast", "stacked", "loop", "opacus")
 _MAGIC = b"fedrepro-checkpoint 2\n"
 #: A temporary checkpoint file older than this (seconds) was left by a killed writer.
 _ORPHAN_AGE_S = 600.0
+#: The environment variable naming the default torch device of :func:`train` (e.g. ``cuda``).
+DEVICE_VARIABLE = "FEDREPRO_TORCH_DEVICE"
 
 
 class CheckpointError(ValueError):
@@ -163,8 +174,9 @@ def evaluate(model: torch.nn.Module, x: np.ndarray, y: np.ndarray, batch: int = 
     if len(y) == 0 or len(x) != len(y):
         raise ValueError(f"evaluate needs as many images as labels, at least one; got {len(x)} and {len(y)}")
     correct, loss = 0, 0.0
+    device = next(model.parameters()).device
     for i in range(0, len(y), batch):
-        xb, yb = _tensor(x[i:i + batch]), _tensor(y[i:i + batch])
+        xb, yb = _tensor(x[i:i + batch]).to(device), _tensor(y[i:i + batch]).to(device)
         out = model(xb)
         loss += float(F.cross_entropy(out, yb, reduction="sum"))
         correct += int((out.argmax(1) == yb).sum())
@@ -172,17 +184,20 @@ def evaluate(model: torch.nn.Module, x: np.ndarray, y: np.ndarray, batch: int = 
 
 
 def _load_copy(model: torch.nn.Module, w: torch.Tensor) -> None:
-    """Set ``model``'s parameters to a copy of the flat vector ``w`` (never views of it)."""
-    vector_to_parameters(w.detach().clone(), model.parameters())
+    """Set ``model``'s parameters to a copy of the flat vector ``w`` (never views of it), on
+    the model's device."""
+    device = next(model.parameters()).device
+    vector_to_parameters(w.detach().to(device, copy=True), model.parameters())
 
 
 def _loss_and_grad(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> tuple[float, np.ndarray]:
     model.zero_grad(set_to_none=True)
-    loss = F.cross_entropy(model(x), y)
+    device = next(model.parameters()).device
+    loss = F.cross_entropy(model(x.to(device)), y.to(device))
     loss.backward()
     grad = torch.cat([p.grad.reshape(-1) for p in model.parameters()])
     model.zero_grad(set_to_none=True)
-    return float(loss.detach()), grad.double().numpy()
+    return float(loss.detach()), grad.double().cpu().numpy()
 
 
 def client_generators(seed: int, n_clients: int) -> list[torch.Generator]:
@@ -198,6 +213,35 @@ def client_generators(seed: int, n_clients: int) -> list[torch.Generator]:
         g.manual_seed(int(s.generate_state(1, np.uint64)[0]) & 0x7FFF_FFFF_FFFF_FFFF)
         gens.append(g)
     return gens
+
+
+def resolve_device(device: str | torch.device | None = None) -> torch.device:
+    """The torch device of a run: ``device``, else ``$FEDREPRO_TORCH_DEVICE``, else the CPU.
+
+    A CUDA device is prepared for reproducible float32 arithmetic: deterministic kernels
+    (``torch.use_deterministic_algorithms``, cuDNN without autotuning) and no TF32."""
+    if device is None:
+        device = os.environ.get(DEVICE_VARIABLE) or "cpu"
+    if not isinstance(device, (str, torch.device)):
+        raise ParameterTypeError(f"device must be a torch device or its name, got {type(device).__name__}")
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, ValueError) as err:
+        raise ValueError(f"device {device!r} is not a torch device name (e.g. 'cpu', 'cuda', 'cuda:0'); "
+                         f"set it with train(device=...) or ${DEVICE_VARIABLE}") from err
+    if dev.type not in ("cpu", "cuda"):
+        raise ValueError(f"device must be a CPU or a CUDA device, got {device!r}")
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device!r} asked for (train(device=...) or ${DEVICE_VARIABLE}), "
+                             "but torch sees no CUDA device: unset it to train on the CPU")
+        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)  # a kernel without one warns
+        torch.backends.cudnn.deterministic = True
+        torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
+    return dev
 
 
 def _check_images(name: str, x: np.ndarray, y: np.ndarray, shape: tuple[int, ...], classes: int) -> None:
@@ -242,7 +286,7 @@ def _fresh_state(plan: RunPlan, data: FederatedData, model: torch.nn.Module) -> 
                     for c in data.clients]
     curve_rng = np.random.default_rng(c_seeds[-1])
     curve_idx = np.sort(curve_rng.permutation(len(data.test_y))[: min(plan.curve_size, len(data.test_y))])
-    w = parameters_to_vector(model.parameters()).detach().clone()
+    w = parameters_to_vector(model.parameters()).detach().cpu().clone()  # the run state lives on the CPU
     return {"round": 0, "rounds_done": 0, "iterations_done": 0, "tau_next": plan.tau or 1,
             "w": w, "w0": w.clone(), "generators": gens, "estimate_idx": estimate_idx,
             "curve_idx": curve_idx, "taus": [], "evals": {}, "curve": {}, "constants": [],
@@ -351,6 +395,7 @@ def _reports(plan: RunPlan, model: torch.nn.Module, w: torch.Tensor, local: torc
     estimate subset, and ‖ŵ_i − ŵ‖."""
     sub = [(x[_tensor(i)], y[_tensor(i)]) for x, y, i in zip(xs, ys, state["estimate_idx"], strict=True)]
     n = len(xs)
+    w_dev = w.to(local.device)
     if plan.method == "stacked":
         shapes = [p.shape for p in model.parameters()]
         xe, ye = [a for a, _ in sub], [b for _, b in sub]
@@ -371,26 +416,32 @@ def _reports(plan: RunPlan, model: torch.nn.Module, w: torch.Tensor, local: torc
     reports = []
     for i, (loss_local, grad_local, loss_global, grad_global) in enumerate(pairs):
         reports.append(tau_rule.ClientReport(loss_local, loss_global, grad_local, grad_global,
-                                             float(torch.linalg.vector_norm((local[i] - w).double()))))
+                                             float(torch.linalg.vector_norm((local[i] - w_dev).double()))))
         state["unaccounted_gradients"] += 2 * len(sub[i][1])
     return reports
 
 
 def train(plan: RunPlan, data: FederatedData, *, checkpoint_dir: Path | None = None,
-          stop_after_rounds: int | None = None, return_model: bool = False) -> dict[str, Any]:
+          stop_after_rounds: int | None = None, return_model: bool = False,
+          device: str | torch.device | None = None) -> dict[str, Any]:
     """Run ``plan`` on ``data``; returns the run's history (see the module docstring).
 
     ``stop_after_rounds`` ends the call early (as a killed run would, after its last
     checkpoint), for the resumption test; ``return_model`` adds the final global model
-    (``"model"``, the flat float32 parameter vector) for tests that check a round."""
+    (``"model"``, the flat float32 parameter vector) for tests that check a round;
+    ``device``: where the model is trained (:func:`resolve_device`; the CPU by default)."""
     if not isinstance(plan, RunPlan):
         raise ParameterTypeError(f"plan must be a RunPlan, got {type(plan).__name__}")
     check_data(data)
     if stop_after_rounds is not None:
         check_int("stop_after_rounds", stop_after_rounds, 1)
+    dev = resolve_device(device)
+    if plan.method == "stacked" and dev.type != "cpu":
+        raise ValueError(f"method='stacked' runs on the CPU only (device {str(dev)!r} asked for): "
+                         "use method='fast' on a GPU")
     torch.set_num_threads(max(1, torch.get_num_threads()))
     shape = tuple(int(s) for s in data.clients[0].x.shape[1:])
-    model = make_cnn(shape, seed=plan.seed)
+    model = make_cnn(shape, seed=plan.seed, device=dev)
     d = num_parameters(model)
     settings = plan.dpsgd_settings()
     ckpt = Path(checkpoint_dir) / CHECKPOINT_NAME if checkpoint_dir is not None else None
@@ -409,6 +460,7 @@ def train(plan: RunPlan, data: FederatedData, *, checkpoint_dir: Path | None = N
         gens.append(g)
     sizes = data.sizes.astype(np.float64)
     weights = sizes / sizes.sum() if plan.aggregation == "weighted" else np.full(len(sizes), 1 / len(sizes))
+    weights_dev = torch.from_numpy(weights).to(dev)
     xs = [_tensor(c.x) for c in data.clients]
     ys = [_tensor(c.y) for c in data.clients]
     noise = tau_rule.noise_term(d, plan.sigma, plan.clip_norm,
@@ -424,7 +476,7 @@ def train(plan: RunPlan, data: FederatedData, *, checkpoint_dir: Path | None = N
             local = _local_stacked(model, w, xs, ys, gens, tau, settings, state)
         else:
             local = _local_per_client(plan, model, w, xs, ys, gens, tau, settings, state)
-        new_w = torch.from_numpy(weights) @ local.double()
+        new_w = (weights_dev @ local.double()).cpu()
         reports = _reports(plan, model, w, local, xs, ys, state) if plan.tau is None else []
         counter.spend(tau)
         state["w"] = new_w.float()
