@@ -266,3 +266,18 @@ def test_ali_margin_is_the_largest_distance_to_the_best_fixed_tau():
     res = _result(ali_bonus=0.5, best_tau_one=True)
     res["table"][tables.cell_keys(res, "IV")[-1]]["ALI-DPFL"] -= 2.0  # one cell 1.5 below the best
     assert tables.ali_margin(res) == pytest.approx(1.5)
+
+
+def test_a_corrupt_seed_is_an_error_not_a_seed_still_to_compute(results_dir):
+    """The seed-spread section lists the computed seeds: a damaged file must not silently
+    drop out of it as if it were not computed yet."""
+    import json
+
+    from fedrepro.core import cache
+
+    assert tables.stored_seeds("quick", seeds=(1,)) == {}
+    path = cache.result_path(experiments.TablesConfig(profile="quick", seed=1))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"format": cache.FORMAT_VERSION, "digest": "0" * 64, "result": {}}))
+    with pytest.raises(cache.CorruptResult, match=path.name):
+        tables.stored_seeds("quick", seeds=(1,))

@@ -274,3 +274,24 @@ def test_fresh_result_has_the_key_order_of_a_stored_one(results_dir):
     stored = cache.load_or_run(ToyConfig(n=11), run)
     assert repr(fresh) == repr(stored)
     assert list(fresh) == ["alpha", "zeta"]
+
+
+@pytest.mark.parametrize("scale", [float("nan"), float("inf"), -np.inf, np.float64("nan")])
+def test_a_non_finite_config_value_is_refused_before_computing(tmp_path, scale):
+    """A NaN or infinite config field used to be stored as the string 'nan' (float NaN and
+    'nan' sharing one key), or to fail only after the computation, losing it."""
+    calls = []
+
+    def run(cfg):
+        calls.append(cfg)
+        return run_toy(cfg)
+
+    with pytest.raises(ValueError, match="config field scale must be a finite number"):
+        cache.load_or_run(ToyConfig(scale=scale), run, root=tmp_path)
+    assert calls == [] and not any(tmp_path.rglob("*.json"))
+
+
+def test_a_non_finite_value_inside_a_tuple_field_is_named():
+    with pytest.raises(ValueError, match=r"config field tags\[1\]"):
+        cache.check_config_values(ToyConfig(tags=("a", float("nan"))))
+    cache.check_config_values(ToyConfig(scale=1e308))

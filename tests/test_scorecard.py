@@ -112,3 +112,26 @@ def test_providers_without_fresh_results_are_skipped_not_computed(results_dir):
     assert outcomes == {}
     assert [spec for spec, _ in missing] == list(scorecard.PROVIDERS)
     assert all("is not computed" in why and "make book" in why for _, why in missing)
+
+
+def test_writing_into_a_read_only_store_never_changes_it(tmp_path, monkeypatch):
+    """The report chapter writes the scorecard; under the test suite's and the page check's
+    read-only store an up-to-date file is left alone and a stale one is an error."""
+    items = [scorecard.Item(**d) for d in
+             [it.to_dict() for it in scorecard.load(REPO / "data" / "results" / "scorecard.json")[:3]]]
+    path = tmp_path / "scorecard.json"
+    monkeypatch.setenv("FEDREPRO_READ_ONLY_STORE", str(tmp_path))
+    with pytest.raises(scorecard.MissingResult, match="missing"):
+        scorecard.write(items, path)
+    assert not path.exists()
+    path.write_text(scorecard.render(items), encoding="utf-8")
+    before = path.stat().st_mtime_ns
+    assert scorecard.write(items, path) == path
+    assert path.stat().st_mtime_ns == before
+    path.write_text(scorecard.render(items[:2]), encoding="utf-8")
+    with pytest.raises(scorecard.MissingResult, match="stale"):
+        scorecard.write(items, path)
+    assert path.read_text(encoding="utf-8") == scorecard.render(items[:2])
+    monkeypatch.delenv("FEDREPRO_READ_ONLY_STORE")
+    scorecard.write(items, path)
+    assert path.read_text(encoding="utf-8") == scorecard.render(items)

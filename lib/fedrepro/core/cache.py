@@ -48,6 +48,8 @@ import hashlib
 import importlib
 import importlib.util
 import json
+import math
+import numbers
 import os
 import tempfile
 import threading
@@ -74,6 +76,9 @@ __all__ = [
     "StoredResult",
     "atomic_write",
     "atomic_write_text",
+    "check_config_values",
+    "load_if_computed",
+    "store_is_read_only",
     "code_hash",
     "config_from_dict",
     "config_hash",
@@ -326,6 +331,17 @@ def load(config: ExperimentConfig, root: Path | None = None) -> StoredResult | N
     return _check(config, result_path(config, root))[0]
 
 
+def load_if_computed(config: ExperimentConfig, root: Path | None = None) -> StoredResult | None:
+    """The stored result of ``config`` if fresh; ``None`` when it is not computed yet or stale
+    (pending a recomputation). A corrupt or unreadable file is an error naming it, never taken
+    for "not computed" (a page that lists the computed seeds must not silently drop one)."""
+    path = result_path(config, root)
+    stored, why = _check(config, path)
+    if stored is None and why.startswith(("corrupt", "unreadable")):
+        raise _refuse(path, why)
+    return stored
+
+
 def is_fresh(path: Path) -> tuple[bool, str]:
     """Whether a stored result still matches its config class and code; with the reason."""
     stored, why = read_stored(path)
@@ -401,6 +417,13 @@ def _protected(root: Path) -> bool:
     return bool(env) and Path(env).resolve() == Path(root).resolve()
 
 
+def store_is_read_only(root: Path) -> bool:
+    """Whether this context may only read the store at ``root`` (inside :func:`read_only`, or
+    ``root`` is ``$FEDREPRO_READ_ONLY_STORE``): what writes beside results (the scorecard)
+    must then leave the store as it is."""
+    return _READ_ONLY.get() or _protected(root)
+
+
 def _refuse(path: Path, why: str) -> MissingResult:
     cls = CorruptResult if why.startswith("corrupt") else MissingResult
     return cls(f"result {_display(path)} is {why if why != 'missing' else 'not computed'}: "
@@ -465,11 +488,39 @@ def _locked(path: Path) -> Iterator[None]:
         lock.release()
 
 
+def _check_finite(name: str, value: Any) -> None:
+    if isinstance(value, (bool, int, str)) or value is None:
+        return
+    if isinstance(value, numbers.Real):
+        if not math.isfinite(float(value)):
+            raise ValueError(f"config field {name} must be a finite number, got {value!r}: a NaN or "
+                             "infinite value cannot key a stored result")
+    elif isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check_finite(f"{name}[{i}]", item)
+    elif isinstance(value, Mapping):
+        for key, item in value.items():
+            _check_finite(f"{name}[{key!r}]", item)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            _check_finite(f"{name}.{f.name}", getattr(value, f.name))
+
+
+def check_config_values(config: ExperimentConfig) -> None:
+    """Refuse, before anything is computed, a config holding a NaN or infinite number (in a
+    field, or inside a tuple, mapping or dataclass field): it would be stored as a string and
+    could not be recomputed by ``make verify``. The error names the field."""
+    if dataclasses.is_dataclass(config) and not isinstance(config, type):
+        for f in dataclasses.fields(config):
+            _check_finite(f.name, getattr(config, f.name))
+
+
 def _compute_and_store(config: ExperimentConfig, compute: Callable[[ExperimentConfig], Any],
                        runner: Mapping[str, Any], force: bool | None, root: Path | None,
                        ) -> dict[str, Any]:
+    check_config_values(config)
     path = result_path(config, root)
-    if _READ_ONLY.get() or _protected(path.parent.parent):
+    if store_is_read_only(path.parent.parent):
         stored, why = _check(config, path)
         if stored is None:
             raise _refuse(path, why)
@@ -591,6 +642,7 @@ def run_unit_spot_check(config: ExperimentConfig, run_unit: Callable[[Experiment
                         units: Sequence[str]) -> dict[str, dict[str, Any]]:
     """Recompute some units of a :func:`run_units` experiment (no store involved): what
     ``make verify`` compares with the units a result keeps when ``verify_units`` is set."""
+    check_config_values(config)
     out = {}
     for unit in _check_units(units):
         out[unit] = decode(json.loads(_dumps(encode(dict(run_unit(config, unit))))))

@@ -110,6 +110,9 @@ def run_chapter(path: Path, output: Path | None = None, profile: str = "paper",
     papermill.execute_notebook(
         str(path), str(output), parameters={"profile": profile}, cwd=str(path.parent),
         kernel_name="python3", progress_bar=False, log_output=False, execution_timeout=timeout,
+        # the kernel's own log would print a transport notice per chapter (the kernel and this
+        # process talk over loopback TCP); its warnings and errors about cells reach the outputs
+        extra_arguments=["--IPKernelApp.log_level=ERROR"],
     )
     strip_run_metadata(output)
     return output

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from fedrepro.core.cache import MissingResult, atomic_write_text, read_only, results_root
+from fedrepro.core.cache import MissingResult, atomic_write_text, read_only, results_root, store_is_read_only
 from fedrepro.report import paper as paper_data
 
 if TYPE_CHECKING:
@@ -290,11 +290,22 @@ def render(items: list[Item]) -> str:
 
 
 def write(items: list[Item] | None = None, path: Path | None = None) -> Path:
-    """Build (if ``items`` is None) and write the scorecard atomically; return its path."""
+    """Build (if ``items`` is None) and write the scorecard atomically; return its path.
+
+    Where the store is read-only (the test suite, the page check) nothing is written: a
+    scorecard that differs from the stored one is then an error (``run `make book```)."""
     if items is None:
         items = build(collect_outcomes())
-    path = path or scorecard_path()
-    atomic_write_text(path, render(items))
+    path = Path(path or scorecard_path())
+    text = render(items)
+    if store_is_read_only(path.parent):
+        stored = path.read_text(encoding="utf-8") if path.is_file() else None
+        if stored != text:
+            raise MissingResult(f"{path.name} is {'missing' if stored is None else 'stale'} (its results "
+                                "changed since it was written): this context only reads the results "
+                                "store; run `make book` to rewrite it")
+        return path
+    atomic_write_text(path, text)
     return path
 
 

@@ -429,11 +429,12 @@ def figure_curves(result: Mapping[str, Any], runs: Sequence[str] = ("tau-1", "ta
 
 def stored_tables(profile: str = "paper", seed: int = 0, reading: str = "spec") -> dict[str, Any] | None:
     """The stored, fresh tables result of (``profile``, ``seed``, ``reading``), or ``None``
-    when it is not (yet) computed: never starts a computation (the paper-profile runs of the
-    other readings and seeds take hours and are resumed in the background)."""
-    from fedrepro.core.cache import load
+    when it is not (yet) computed or stale: never starts a computation (the paper-profile runs
+    of the other readings and seeds take hours and are resumed in the background). A corrupt
+    stored file is an error naming it (:class:`fedrepro.core.cache.CorruptResult`)."""
+    from fedrepro.core.cache import load_if_computed
 
-    stored = load(experiments.TablesConfig(profile=profile, seed=seed, reading=reading))
+    stored = load_if_computed(experiments.TablesConfig(profile=profile, seed=seed, reading=reading))
     return None if stored is None else stored.result
 
 
