@@ -44,6 +44,7 @@ from fedrepro.privacy.validate import check_delta
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
 __all__ = [
+    "MIN_CLIP",
     "PROFILES",
     "STREAMS",
     "History",
@@ -300,6 +301,10 @@ def private_batch_sizes(sizes: np.ndarray, sample_ratio: float, local_steps: int
     return b
 
 
+#: The smallest clipping norm: the clipping forms ‖x‖²/C² in float32, finite for ‖x‖² < 3e8 only above it.
+MIN_CLIP = 1e-15
+
+
 def check_privacy_args(sensitivity_mode: str, calibration: str, clip: float | None,
                        epsilon: float | None, delta: float) -> tuple[float | None, float | None, float]:
     """The privacy parameters of Alg. 2 checked: ``sensitivity_mode`` in :data:`SENSITIVITIES`,
@@ -311,6 +316,9 @@ def check_privacy_args(sensitivity_mode: str, calibration: str, clip: float | No
         raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
     if clip is not None:
         clip = check_positive("clip (C)", clip)
+        if clip < MIN_CLIP:
+            raise ValueError(f"clip (C) must be at least {MIN_CLIP:g} (the clipping forms |x|^2/C^2 in float32), "
+                             f"got {clip!r}")
     if epsilon is not None:
         epsilon = check_positive("epsilon", epsilon)
         if clip is None:

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fedrepro.core.validate import check_int, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_positive
 from fedrepro.dpfedpaq._compiled import add_gaussian
 from fedrepro.dpfedpaq.amplification import exact_noise_std, paper_noise_std
 from fedrepro.privacy.gaussian import classical_gaussian_sigma
@@ -49,6 +49,15 @@ def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _real_array(name: str, value: object) -> np.ndarray:
+    """``value`` as a float64 array; strings, booleans and other non-numbers are refused
+    (``np.asarray(..., dtype=float)`` would read ``"0.1"`` as 0.1)."""
+    arr = np.asarray(value)
+    if arr.dtype.kind not in "fiu":
+        raise ParameterTypeError(f"{name} must be real numbers, got {value!r} (dtype {arr.dtype})")
+    return arr.astype(np.float64)
+
+
 def sensitivity(mode: str, *, lr: float | np.ndarray, local_steps: int, clip: float,
                 batch_size: int | np.ndarray, n_samples: int | np.ndarray) -> np.ndarray:
     """Δ_f of the released update under ``mode`` (see module docstring); broadcasts over
@@ -56,7 +65,7 @@ def sensitivity(mode: str, *, lr: float | np.ndarray, local_steps: int, clip: fl
     mode = _check_choice("sensitivity", mode, SENSITIVITIES)
     local_steps = check_int("local_steps (E)", local_steps, 1)
     clip = check_positive("clip (C)", clip)
-    lr_arr = np.asarray(lr, dtype=float)
+    lr_arr = _real_array("lr", lr)
     b = np.asarray(batch_size)
     n = np.asarray(n_samples)
     if np.any(~(lr_arr > 0)) or not np.all(np.isfinite(lr_arr)):
@@ -83,7 +92,7 @@ def noise_multipliers(calibration: str, *, epsilon: float, delta: float,
     calibration = _check_choice("calibration", calibration, CALIBRATIONS)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta(delta)
-    g = np.atleast_1d(np.asarray(gamma, dtype=float))
+    g = np.atleast_1d(_real_array("gamma", gamma))
     if np.any(~(g > 0)) or np.any(g > 1):
         raise ValueError("gamma (subsampling ratio E·b/n) must lie in (0, 1]")
     if calibration == "unamplified":
@@ -115,7 +124,7 @@ def add_noise(u: np.ndarray, std: np.ndarray, rng: np.random.Generator) -> np.nd
         raise ValueError("u must be writeable (the noise is added in place)")
     if not isinstance(rng, np.random.Generator):
         raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    sd = np.asarray(std, dtype=np.float64)
+    sd = _real_array("std", std)
     if sd.ndim == 0:
         sd = np.full(u.shape[0], float(sd))
     if sd.shape != (u.shape[0],):

@@ -33,6 +33,7 @@ from fedrepro.dpfedpaq._compiled import quantized_sum
 
 __all__ = [
     "FLOAT_BITS",
+    "MAX_LEVELS",
     "bits",
     "ceil_bits",
     "decode",
@@ -49,10 +50,15 @@ __all__ = [
 FLOAT_BITS: int = 32
 
 
+#: The largest number of levels: the levels are computed in float32 (exact integers up to 2^24)
+#: and sent as int32; more levels than this would be silently wrong (and cost more bits than a float).
+MAX_LEVELS = 2 ** 24
+
+
 def _check_levels(s: int | None, *, allow_none: bool = False) -> int | None:
     if s is None and allow_none:
         return None
-    return check_int("s (quantization levels)", s, 1)
+    return check_int("s (quantization levels)", s, 1, MAX_LEVELS)
 
 
 def _check_rng(rng: np.random.Generator) -> np.random.Generator:

@@ -19,6 +19,7 @@ from fedrepro.chapters.privacy_accounting import claims, experiments
 from fedrepro.dpfedpaq import amplification
 from fedrepro.privacy import budget
 from fedrepro.report import paper as paper_data
+from fedrepro.report.book import roundoff
 from fedrepro.report.scorecard import Outcome
 
 __all__ = ["CLAIMS", "TABLE", "claim_outcomes", "outcomes", "table_outcomes"]
@@ -112,12 +113,12 @@ def _dpfedpaq_claims(res: dict[str, Any], cfg: claims.MechanismClaimsConfig) -> 
                  for k in ("independent", "disjoint"))
     attained = float(np.max(np.abs(np.asarray(res["c05_exact_disjoint"]) - np.asarray(res["c05_bound_disjoint"]))))
     out["dpfedpaq-main-C05"] = Outcome(
-        ours=f"max (exact - bound) = {excess:.2g}",
+        ours=f"max (exact - bound) = {roundoff(excess, _ROUNDOFF)}",
         status="match" if excess <= _ROUNDOFF else "miss",
         reason=(f"on the tight instance (n = {cfg.n_records}, b in {list(cfg.batch_sizes)}, E in "
                 f"{list(cfg.local_steps)}, eps0 in {list(cfg.base_epsilons)}, delta0 = {cfg.base_delta:g}) the "
-                f"exact eps' at gamma*delta0 never exceeds the stated bound (largest excess {excess:.2g}); "
-                f"for disjoint batches it attains log(1 + gamma(e^eps0 - 1)) to {attained:.1g}"))
+                f"exact eps' at gamma*delta0 never exceeds the stated bound (largest excess {roundoff(excess, _ROUNDOFF)}); "
+                f"for disjoint batches it attains log(1 + gamma(e^eps0 - 1)) to {roundoff(attained, _ROUNDOFF)}"))
 
     failures = np.asarray(res["c06_failures"])
     cond = amplification.paper_calibration_conditions(1.0, 0.2)

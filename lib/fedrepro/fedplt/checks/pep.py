@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 
 from fedrepro.core import operators as ops
-from fedrepro.core.validate import check_int, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_nonnegative, check_positive
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 from fedrepro.problems.base import FederatedProblem
 
@@ -493,7 +493,14 @@ def check_prox_rate(inst: PEPInstance, *, sdp_solver: str = "CLARABEL") -> Check
 def check_measured_below(inst: PEPInstance, measured: float, pep_rate: float | None = None, *,
                          sdp_solver: str = "CLARABEL", source: str = "") -> CheckResult:
     """A measured one-round contraction (``observed``) against the PEP rate (``bound``):
-    the PEP is the worst case over the class, so ``measured <= pep (1 + RATE_RTOL)``."""
+    the PEP is the worst case over the class, so ``measured <= pep (1 + RATE_RTOL)``. A
+    contraction is a non-negative finite number: anything else is refused (a negative or NaN
+    measurement would otherwise pass the check)."""
+    if not isinstance(inst, PEPInstance):
+        raise ParameterTypeError(f"inst must be a PEPInstance, got {type(inst).__name__}")
+    measured = check_nonnegative("measured", measured)
+    if pep_rate is not None:
+        pep_rate = check_nonnegative("pep_rate", pep_rate)
     if pep_rate is None:
         pep_rate = worst_case_rate(inst, sdp_solver=sdp_solver).rate
     return make_result(measured, pep_rate, rtol=RATE_RTOL, source=source, sdp_solver=sdp_solver)

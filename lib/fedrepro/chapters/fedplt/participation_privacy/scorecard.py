@@ -190,7 +190,7 @@ def _table_noise(result: dict[str, Any], tid: str) -> dict[str, Outcome]:
         if paper[k] < 2 * low:
             why[k] = (f"the paper's errors level off at {sig3(low)} for small noise (an offset that does not depend on "
                       f"tau, see the chapter); ours have no floor (noiseless error after the burn-in "
-                      f"{sig3(float(result['noiseless'][q][-1]))})")
+                      f"{roundoff(float(result['noiseless'][q][-1]))})")
         else:
             why[k] = f"our random data: the noise term is {sig3(v / paper[k])} x the paper's"
     ctx = (f"{_LABELS[q]} averaged over {result['K_avg']} iterations after a burn-in of {result['K_burn']} and "

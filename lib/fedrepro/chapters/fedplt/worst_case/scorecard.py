@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.report.book import sig3
+from fedrepro.report.book import roundoff, sig3
 from fedrepro.report.scorecard import Outcome
 
 __all__ = ["ITEMS", "outcomes", "outcomes_for"]
@@ -39,7 +39,7 @@ def _outcomes(grid: dict[str, Any], val: dict[str, Any], tp: dict[str, Any], bes
     out: dict[str, Outcome] = {}
     p = render.prox_summary(grid)
     out["fedplt-v2-check-pep-prox"] = _item(
-        f"max |PEP - zeta| / zeta = {sig3(p['max_rel_gap'])}", p["max_rel_gap"] <= RATE_RTOL,
+        f"max |PEP - zeta| / zeta = {roundoff(p['max_rel_gap'], RATE_RTOL / 10)}", p["max_rel_gap"] <= RATE_RTOL,
         f"exact PRS (exact local prox, N = 2) at {p['points']} values of rho: the worst-case rate of z over "
         f"F(lam, lam_bar) equals zeta of Lemma 3 (the closed form is tight)", "Lemma 3",
         "zeta is the contraction factor of PRS")
