@@ -281,3 +281,18 @@ def test_a_corrupt_seed_is_an_error_not_a_seed_still_to_compute(results_dir):
     path.write_text(json.dumps({"format": cache.FORMAT_VERSION, "digest": "0" * 64, "result": {}}))
     with pytest.raises(cache.CorruptResult, match=path.name):
         tables.stored_seeds("quick", seeds=(1,))
+
+
+def test_claim_c19_counts_only_the_condition_i_columns():
+    """C19 speaks of R_s >= R_c: a column of Table II where R_s < R_c (ε = 1.75, not Condition
+    I, as C15 and the errata page say) must not decide it (it alone made C19 a miss)."""
+    fixed = {f"tau={t}": 60.0 - t for t in range(1, 6)}
+    table = {"a": dict(fixed, **{"ALI-DPFL": 59.0}), "b": dict(fixed, **{"ALI-DPFL": 59.0}),
+             "c": {**fixed, "tau=3": 70.0, "ALI-DPFL": 61.0}}
+    taus = {"a": np.array([1, 1]), "b": np.array([1, 1, 1]), "c": np.array([2, 1])}
+    out = scorecard.claim_c19(table, taus, ["a", "b"], 2.0)
+    assert out.status == "match" and "not Condition I, not counted: c" in out.reason
+    assert scorecard.claim_c19(table, taus, ["a", "b", "c"], 2.0).status == "miss"
+    taus["b"] = np.array([1, 2])
+    assert scorecard.claim_c19(table, taus, ["a", "b"], 2.0).status == "miss"
+    assert scorecard.claim_c19(table, taus, [], 2.0).status == "miss"

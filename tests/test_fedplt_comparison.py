@@ -213,9 +213,14 @@ def test_claims_v2_tables_logic():
     assert sc.claim_v2_c20(t)[0]
     assert not sc.claim_v2_c07(_times({}))[0]  # Fed-PLT fastest everywhere is not the claimed pattern
     slow = _times({sc.TII + "|Nonconvex": 150.0}, pattern)
-    assert not sc.claim_v2_c16(slow)[0] and not sc.claim_v2_c19(slow)[0]
+    assert not sc.claim_v2_c16(slow)[0]
+    # C19 claims convergence only: a finite but not the fastest time still holds (it was scored
+    # a miss while its reason said "finite: True")
+    assert sc.claim_v2_c19(slow)[0] and "not part of the claim" in sc.claim_v2_c19(slow)[1]
     nan = _times({sc.TII + "|Nonconvex": float("nan")}, pattern)
     assert not sc.claim_v2_c19(nan)[0]
+    inf = _times({sc.TII + "|Nonconvex": float("inf")}, pattern)
+    assert not sc.claim_v2_c19(inf)[0]
     flip = _times({}, {**pattern, "LED|" + sc.TV + "|tC=200": 20.0})
     assert not sc.claim_v2_c24(flip)[0]
 
@@ -343,3 +348,16 @@ def test_outcomes_cover_every_assigned_item(stored):
             assert o.reason, key
         if key.endswith(tuple(f"-C{n:02d}" for n in range(100))):
             assert isinstance(o.ours, bool) and o.status in ("match", "miss")
+
+
+def test_a_paper_k_inside_our_tuning_grid_is_a_tuning_difference_outside_it_is_open():
+    unit = {"tune_mean_K": np.array([[13.0, math.inf], [47.0, 20.0]])}
+    grid = sc.tuning_range(unit)
+    assert grid == (13.0, 47.0, 4)
+    cause, evidence, why = sc.tuning_cause(30.0, grid, "fedplt/x.json")
+    assert (cause, evidence) == ("tuning-range", "fedplt/x.json") and "within" in why
+    for paper_K, side in ((292.0, "above"), (7.0, "below")):
+        cause, evidence, why = sc.tuning_cause(paper_K, grid, "fedplt/x.json")
+        assert (cause, evidence) == ("open", "") and side in why
+    assert sc.tuning_range({"tune_mean_K": np.array([math.inf])}) is None
+    assert sc.tuning_cause(30.0, None, "fedplt/x.json")[0] == "open"

@@ -135,3 +135,29 @@ def test_writing_into_a_read_only_store_never_changes_it(tmp_path, monkeypatch):
     monkeypatch.delenv("FEDREPRO_READ_ONLY_STORE")
     scorecard.write(items, path)
     assert path.read_text(encoding="utf-8") == scorecard.render(items)
+
+
+def test_every_miss_has_a_cause_and_its_evidence_is_in_the_store():
+    items = scorecard.load(REPO / "data" / "results" / "scorecard.json")
+    misses = [it for it in items if it.status == "miss"]
+    assert misses and all(it.cause in scorecard.CAUSES for it in misses)
+    assert all(not it.cause for it in items if it.status != "miss")
+    assert scorecard.evidence_problems(items, REPO / "data" / "results") == []
+
+
+def test_a_miss_needs_a_known_cause_and_evidence_unless_open(tmp_path):
+    base = dict(kind="check", paper="fedplt", ref="x", status="miss", reason="r", ours=1)
+    with pytest.raises(ValueError, match="cause of t-1 must be one of"):
+        scorecard.build({"t-1": Outcome(**base, cause="bad luck")})
+    with pytest.raises(ValueError, match="needs its evidence"):
+        scorecard.build({"t-1": Outcome(**base, cause="seed-spread")})
+    built = {it.id: it for it in scorecard.build({"t-1": Outcome(**base), "t-2": Outcome(
+        **base, cause="seed-spread", evidence="alidpfl/none.json")})}
+    assert built["t-1"].cause == "open" and built["t-1"].evidence == ""
+    problems = scorecard.evidence_problems([built["t-1"], built["t-2"]], tmp_path)
+    assert problems == ["t-2: evidence alidpfl/none.json is not in the store"]
+    (tmp_path / "alidpfl").mkdir()
+    (tmp_path / "alidpfl" / "none.json").write_text("{}")
+    assert scorecard.evidence_problems([built["t-2"]], tmp_path) == []
+    frame = scorecard.causes_frame(built.values())
+    assert int(frame.loc["total", "open"]) == 1 and int(frame.loc["total", "seed-spread"]) == 1

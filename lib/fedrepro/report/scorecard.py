@@ -13,6 +13,12 @@ Statuses
 ``not-run``
     not reproduced, with the reason (not implemented yet, data unavailable...).
 
+Causes
+------
+Every ``miss`` carries a ``cause`` from :data:`CAUSES` and, unless the cause is ``open``, the
+``evidence``: the stored results (``<part>/<name>.json``, comma-separated) whose computation
+demonstrates it. ``open`` means not understood yet; its reason says what was tried.
+
 Items come from ``data/paper`` (:mod:`fedrepro.report.paper`); our values come from the
 *providers*: functions named in :data:`PROVIDERS` that read the results store and return
 ``{item_id: Outcome}``. A provider may also add items of kind ``check`` (a theorem turned
@@ -37,6 +43,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
+    "CAUSES",
     "KINDS",
     "PROVIDERS",
     "STATUSES",
@@ -44,6 +51,8 @@ __all__ = [
     "Outcome",
     "build",
     "by_ref_frame",
+    "causes_frame",
+    "evidence_problems",
     "collect_outcomes",
     "compare",
     "counts",
@@ -57,6 +66,17 @@ __all__ = [
 
 STATUSES: tuple[str, ...] = ("match", "miss", "erratum", "not-run")
 KINDS: tuple[str, ...] = ("table-cell", "figure", "claim", "check")
+
+#: Why a reproduction misses the paper (the ``cause`` of a ``miss``).
+CAUSES: dict[str, str] = {
+    "paper-erratum": "the paper's number or statement is wrong (a check of the library shows it)",
+    "unstated-setting": "the paper leaves a setting open or states one it cannot have used; a reading "
+                        "study of ours moves the number",
+    "tuning-range": "the paper's tuning differs from ours (its value lies where our tuning grid does not reach)",
+    "seed-spread": "within the spread of our seeds",
+    "model-or-data-differs": "our model or data differ from the paper's (shown by a run on both)",
+    "open": "not understood yet: the reason says what was tried",
+}
 
 #: ``"module:function"`` of every provider of outcomes; each part adds its own.
 PROVIDERS: tuple[str, ...] = (
@@ -101,6 +121,8 @@ class Outcome:
     ref: str | None = None
     paper_value: Any = None
     tolerance: Any = None
+    cause: str | None = None
+    evidence: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -117,6 +139,8 @@ class Item:
     tolerance: Any
     status: str
     reason: str
+    cause: str = ""
+    evidence: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -235,7 +259,15 @@ def _resolve(raw: Mapping[str, Any], out: Outcome | None) -> Item:
         raise ValueError(f"status of {raw['id']} must be one of {STATUSES}, got {status!r}")
     if status in ("miss", "erratum", "not-run") and not reason:
         raise ValueError(f"a {status} for {raw['id']} needs a reason")
-    return Item(**base, ours=_plain(out.ours), status=status, reason=reason)
+    cause, evidence = "", ""
+    if status == "miss":
+        cause = out.cause or "open"
+        if cause not in CAUSES:
+            raise ValueError(f"cause of {raw['id']} must be one of {sorted(CAUSES)}, got {cause!r}")
+        evidence = out.evidence if cause != "open" else ""
+        if cause != "open" and not evidence:
+            raise ValueError(f"the cause {cause!r} of {raw['id']} needs its evidence (the stored results)")
+    return Item(**base, ours=_plain(out.ours), status=status, reason=reason, cause=cause, evidence=evidence)
 
 
 def _plain(value: Any) -> Any:
@@ -343,6 +375,44 @@ def summary_frame(items: Iterable[Item]) -> pd.DataFrame:
     frame.index = [names[k] for k in frame.index]
     frame["items"] = frame.sum(axis=1)
     return frame
+
+
+def causes_frame(items: Iterable[Item]) -> pd.DataFrame:
+    """Misses per paper (rows, display names) and cause (columns, :data:`CAUSES` order), with
+    a total row."""
+    import pandas as pd
+
+    names = {**paper_data.PAPERS, "total": "total"}
+    rows: dict[str, dict[str, int]] = {}
+    for it in items:
+        if it.status != "miss":
+            continue
+        for key in (it.paper, "total"):
+            rows.setdefault(key, {c: 0 for c in CAUSES})[it.cause or "open"] += 1
+    order = [p for p in paper_data.PAPERS if p in rows] + (["total"] if rows else [])
+    frame = pd.DataFrame.from_dict({names[k]: rows[k] for k in order}, orient="index", columns=list(CAUSES))
+    frame["misses"] = frame.sum(axis=1)
+    return frame
+
+
+def evidence_problems(items: Iterable[Item], root: Path | None = None) -> list[str]:
+    """Each miss whose cause lacks evidence, or whose evidence names a result that is not in
+    the store at ``root`` (default: the results root)."""
+    root = Path(root) if root else results_root()
+    problems = []
+    for it in items:
+        if it.status != "miss":
+            continue
+        if it.cause not in CAUSES:
+            problems.append(f"{it.id}: no cause")
+            continue
+        if it.cause == "open":
+            continue
+        names = [n.strip() for n in it.evidence.split(",") if n.strip()]
+        if not names:
+            problems.append(f"{it.id}: cause {it.cause} without evidence")
+        problems += [f"{it.id}: evidence {n} is not in the store" for n in names if not (root / n).is_file()]
+    return problems
 
 
 def by_ref_frame(items: Iterable[Item], paper: str | None = None) -> pd.DataFrame:

@@ -12,6 +12,7 @@ mirror).
 from __future__ import annotations
 
 import itertools
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -128,9 +129,11 @@ def _margins(values: list[float]) -> str:
     return ", ".join(f"{v:+.1f}" for v in values)
 
 
-def tables_outcomes(result: dict[str, Any], profile: str = "paper") -> dict[str, Outcome]:
+def tables_outcomes(result: dict[str, Any], profile: str = "paper",
+                    cause: tuple[str, str, str] | None = None) -> dict[str, Outcome]:
     """Every ALI-DPFL item that needs the training runs, decided from ``result`` (the stored
-    :func:`fedrepro.chapters.alidpfl.experiments.load_tables` of one seed)."""
+    :func:`fedrepro.chapters.alidpfl.experiments.load_tables` of one seed). ``cause``:
+    (cause, evidence, sentence) given to every table cell that misses (:func:`table_cause`)."""
     from fedrepro.chapters.alidpfl import experiments, tables  # the data loaders: only when runs are read
 
     out: dict[str, Outcome] = {}
@@ -145,7 +148,9 @@ def tables_outcomes(result: dict[str, Any], profile: str = "paper") -> dict[str,
             if cell.row not in row:
                 out[cell.id] = Outcome(status="not-run", reason=f"{cell.row} exceeds R_c in this cell")
             else:
-                out[cell.id] = Outcome(ours=round(float(row[cell.row]), 2))
+                why, evidence, sentence = cause or ("open", "", "")
+                out[cell.id] = Outcome(ours=round(float(row[cell.row]), 2), cause=why, evidence=evidence,
+                                       reason=sentence)
     one = tables.cell_keys(result, "II")
     two = tables.cell_keys(result, "III") + tables.cell_keys(result, "IV")
     tol = tables.TOLERANCE
@@ -160,12 +165,9 @@ def tables_outcomes(result: dict[str, Any], profile: str = "paper") -> dict[str,
     for cid in ("alidpfl-main-C14", "alidpfl-main-C16"):
         out[cid] = Outcome(ours=ok16, status="match" if ok16 else "miss", reason=text16)
 
-    all_one = all(set(result["taus"][k]) == {1} for k in one)
-    ok19 = ok16 and all_one
-    out["alidpfl-main-C19"] = Outcome(
-        ours=ok19, status="match" if ok19 else "miss",
-        reason=(f"ALI-DPFL's tau list is all 1 in Table II: {all_one} "
-                f"(max tau* per cell: {[int(max(result['taus'][k])) for k in one]}); " + text16))
+    # C19 speaks of R_s >= R_c (Condition I): Table II's columns where it holds (C15 likewise)
+    cond1 = [k for k in one if budgets[k]["rounds"] >= budgets[k]["iterations"]]
+    out["alidpfl-main-C19"] = claim_c19(table, {k: result["taus"][k] for k in one}, cond1, tol)
 
     used = [tables.iterations_used(1, budgets[k]["rounds"], budgets[k]["iterations"]) for k in two]
     rc = [budgets[k]["iterations"] for k in two]
@@ -285,6 +287,29 @@ def claims_by_seed_frame(results: dict[int, dict[str, Any]], profile: str = "pap
     return pd.DataFrame(rows, columns=["item", *[f"seed {s}" for s in seeds], "holds on"]).set_index("item")
 
 
+
+def claim_c19(table: Mapping[str, Mapping[str, float]], taus: Mapping[str, Any], cond1: Sequence[str],
+              tol: float) -> Outcome:
+    """C19: where R_s >= R_c (Condition I: the cells ``cond1``), ALI-DPFL's τ list is all 1 and
+    τ = 1 gives the best accuracy (within ``tol`` points of the best fixed τ). Columns of
+    Table II with R_s < R_c are not Condition I and are only listed."""
+    from fedrepro.chapters.alidpfl import tables
+
+    all_one = all(set(np.asarray(taus[k]).tolist()) == {1} for k in cond1)
+    t1 = tables.tau1_optimal(table, cond1, tol)
+    best = t1["tau1_within_tolerance"] == t1["cells"]
+    others = [k for k in taus if k not in cond1]
+    ok = bool(cond1) and all_one and best
+    return Outcome(
+        ours=ok, status="match" if ok else "miss",
+        reason=(f"where R_s >= R_c ({_frac(len(cond1), len(taus))} Table II columns): ALI-DPFL's tau list is all 1: "
+                f"{all_one} (max tau* per column: {[int(max(taus[k])) for k in cond1]}); tau = 1 within {tol:g} "
+                f"points of the best fixed tau in {_frac(t1['tau1_within_tolerance'], t1['cells'])} "
+                f"(best tau per column: {t1['best_taus']})"
+                + (f"; not Condition I, not counted: {', '.join(k.replace('|', ' ') for k in others)} "
+                   f"(max tau* {[int(max(taus[k])) for k in others]})" if others else "")))
+
+
 def table_outcomes() -> dict[str, Outcome]:
     """Outcomes of the items that need the training runs (paper profile, seed 0)."""
     from fedrepro.report.quiet import import_tqdm_quietly
@@ -292,4 +317,30 @@ def table_outcomes() -> dict[str, Outcome]:
     import_tqdm_quietly()  # before the dataset loaders (the report chapter)
     from fedrepro.chapters.alidpfl import experiments
 
-    return tables_outcomes(experiments.load_tables("paper", 0), "paper")
+    return tables_outcomes(experiments.load_tables("paper", 0), "paper", table_cause("paper"))
+
+
+def table_cause(profile: str = "paper") -> tuple[str, str, str]:
+    """Why the Fashion-MNIST cells of Tables II–IV miss, from the stored reading study
+    (seeds 0–2): the cause, its evidence and the sentence with the numbers. Non-private
+    training with the paper's steps and η stays below the paper's *private* accuracy, so no
+    detail of the privacy mechanism can close the gap, while the readings of the setting the
+    paper leaves open move ours by several points."""
+    from fedrepro.chapters.alidpfl import settings
+
+    seeds = settings.load_seeds(profile)
+
+    def mean(reading: str) -> float:
+        return float(np.mean([100 * float(seeds[k][reading]["eval_accuracy"][-1]) for k in seeds]))
+
+    spec, free = mean("spec"), mean("non-private")
+    moved = {r: mean(r) - spec for r in settings.CHAPTER_READINGS if r not in ("spec", "non-private", "no-noise",
+                                                                                  "public-code")}
+    best = max(moved, key=moved.get)
+    its = int(seeds[0]["non-private"]["eval_rounds"][-1])
+    sentence = (f"cause: with the paper's {its} iterations and step size, even non-private training reaches "
+                f"{free:.1f} % (mean of {len(seeds)} seeds) against the paper's private {settings.paper_level_79():.1f} % "
+                f"(Table II, eps = 1.55): no detail of the privacy mechanism closes the gap; the readings of the "
+                f"setting the paper leaves open move ours by {min(moved.values()):+.1f} to {max(moved.values()):+.1f} "
+                f"points ({best} most), see the settings chapter")
+    return "unstated-setting", "alidpfl/reading-seeds.json, alidpfl/reading-non-private.json", sentence
