@@ -296,3 +296,16 @@ def test_claim_c19_counts_only_the_condition_i_columns():
     taus["b"] = np.array([1, 2])
     assert scorecard.claim_c19(table, taus, ["a", "b"], 2.0).status == "miss"
     assert scorecard.claim_c19(table, taus, [], 2.0).status == "miss"
+
+
+def test_a_value_that_breaks_its_own_row_is_a_suspected_misprint():
+    """Table IV, tau = 9: the paper prints 80.78, 71.13, 81.36 for eps = 2.75, 3.25, 3.75."""
+    paper = {"IV|c|2.75": {"tau=9": 80.78, "tau=1": 70.0}, "IV|c|3.25": {"tau=9": 71.13, "tau=1": 71.0},
+             "IV|c|3.75": {"tau=9": 81.36, "tau=1": 72.5}}
+    ours = {"IV|c|2.75": {"tau=9": 60.0, "tau=1": 55.0}, "IV|c|3.25": {"tau=9": 61.0, "tau=1": 54.5},
+            "IV|c|3.75": {"tau=9": 62.0, "tau=1": 56.0}}
+    found = scorecard.misprint_suspects(paper, ours)
+    assert list(found) == [("IV|c|3.25", "tau=9")] and "9.65 points below" in found[("IV|c|3.25", "tau=9")]
+    # a dip of ours as deep as half the paper's, or a shallow dip of the paper, is no suspect
+    assert scorecard.misprint_suspects(paper, {**ours, "IV|c|3.25": {"tau=9": 40.0, "tau=1": 54.5}}) == {}
+    assert scorecard.misprint_suspects({**paper, "IV|c|3.25": {"tau=9": 77.0, "tau=1": 71.0}}, ours) == {}

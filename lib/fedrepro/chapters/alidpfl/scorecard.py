@@ -20,6 +20,7 @@ import numpy as np
 from fedrepro.alidpfl import tau_rule
 from fedrepro.chapters.alidpfl import theory
 from fedrepro.report import paper
+from fedrepro.report.book import sig3
 from fedrepro.report.scorecard import Outcome
 
 __all__ = ["h_grid", "fixed_T_argmin", "outcomes", "bound_decreases_in_T", "tables_outcomes",
@@ -138,6 +139,9 @@ def tables_outcomes(result: dict[str, Any], profile: str = "paper",
 
     out: dict[str, Outcome] = {}
     table = result["table"]
+    suspects = {k: v for name in tables.TABLES
+                for k, v in misprint_suspects(tables.paper_table(name),
+                                              {k: table[k] for k in tables.cell_keys(result, name)}).items()}
     for name, tid in tables.TABLES.items():
         for cell in paper.load_table(tid):
             condition, dataset, eps = tables.parse_column(cell.column)
@@ -149,6 +153,10 @@ def tables_outcomes(result: dict[str, Any], profile: str = "paper",
                 out[cell.id] = Outcome(status="not-run", reason=f"{cell.row} exceeds R_c in this cell")
             else:
                 why, evidence, sentence = cause or ("open", "", "")
+                key = (tables.cell_key(name, condition, eps), cell.row)
+                if key in suspects:
+                    why, sentence = "paper-erratum", suspects[key]
+                    evidence = evidence or f"alidpfl/{experiments.TablesConfig(profile=profile).result_name()}.json"
                 out[cell.id] = Outcome(ours=round(float(row[cell.row]), 2), cause=why, evidence=evidence,
                                        reason=sentence)
     one = tables.cell_keys(result, "II")
@@ -286,6 +294,40 @@ def claims_by_seed_frame(results: dict[int, dict[str, Any]], profile: str = "pap
         rows.append((cid.removeprefix("alidpfl-main-"), *statuses, f"{held} of {len(seeds)}"))
     return pd.DataFrame(rows, columns=["item", *[f"seed {s}" for s in seeds], "holds on"]).set_index("item")
 
+
+
+def _rows(cells: Mapping[str, Mapping[str, float]]) -> dict[tuple[str, str], list[tuple[str, float]]]:
+    """``{(table|condition, method): [(cell key, accuracy), ...]}`` in increasing ε."""
+    rows: dict[tuple[str, str], list[tuple[str, float]]] = {}
+    for key in sorted(cells, key=lambda k: float(k.split("|")[2])):
+        for method, value in cells[key].items():
+            rows.setdefault(("|".join(key.split("|")[:2]), method), []).append((key, float(value)))
+    return rows
+
+
+def _dips(row: list[tuple[str, float]]) -> dict[str, float]:
+    """For each inner cell of a row, how far it lies below both neighbours (0 if not below)."""
+    return {row[i][0]: max(0.0, min(row[i - 1][1], row[i + 1][1]) - row[i][1]) for i in range(1, len(row) - 1)}
+
+
+def misprint_suspects(paper_cells: Mapping[str, Mapping[str, float]], ours: Mapping[str, Mapping[str, float]],
+                      min_dip: float = 5.0) -> dict[tuple[str, str], str]:
+    """Paper values that fall below both their neighbours in ε (same table, condition and
+    method) by at least ``min_dip`` points and by more than twice any such dip in the rest of
+    the paper's table and in every row of ours (where a larger ε never means fewer rounds):
+    likely misprints. ``{(cell key, method): sentence}``."""
+    theirs, mine = _rows(paper_cells), _rows(ours)
+    paper_dips = {(key, m): d for (_, m), row in theirs.items() for key, d in _dips(row).items()}
+    our_largest = max((d for row in mine.values() for d in _dips(row).values()), default=0.0)
+    out = {}
+    for (key, method), dip in paper_dips.items():
+        others = max((d for k, d in paper_dips.items() if k != (key, method)), default=0.0)
+        if dip >= min_dip and dip > 2 * max(others, our_largest):
+            out[(key, method)] = (f"likely a misprint: the paper's value lies {sig3(dip)} points below both its "
+                                  f"neighbours in epsilon (same table, condition and method), where no other cell "
+                                  f"of the paper's table dips by more than {sig3(others)} and no row of ours by "
+                                  f"more than {sig3(our_largest)} (a larger epsilon gives at least as many rounds)")
+    return out
 
 
 def claim_c19(table: Mapping[str, Mapping[str, float]], taus: Mapping[str, Any], cond1: Sequence[str],
