@@ -39,7 +39,9 @@ def _outputs(nb: dict, mime: str):
 @pytest.mark.notebooks
 @pytest.mark.slow
 def test_every_page_is_what_the_committed_results_render():
+    cwd = os.getcwd()
     diffs, seconds = pages.check_pages(progress=False)
+    assert os.getcwd() == cwd  # papermill runs kernels in the chapters' folders: the caller's cwd is kept
     assert len(seconds) >= 13
     assert not diffs, "\n".join(d.line() for d in diffs)
 

@@ -30,7 +30,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -159,10 +158,11 @@ def _check_one(nb_path: Path, root: Path, scratch: Path) -> tuple[str, list[Diff
     return rel, compare_notebooks(committed, rendered, rel), time.perf_counter() - t0
 
 
-def check_pages(names: Sequence[str] = (), workers: int | None = None,
-                progress: bool = True) -> tuple[list[Difference], dict[str, float]]:
+def check_pages(names: Sequence[str] = (), progress: bool = True) -> tuple[list[Difference], dict[str, float]]:
     """Render every chapter (or those whose path contains one of ``names``) from the committed
-    store and compare; returns (differences, seconds per chapter)."""
+    store and compare; returns (differences, seconds per chapter). The chapters run one after
+    another: papermill runs each kernel in its chapter's folder by changing this process's
+    working directory, which threads would race on."""
     from fedrepro.core.cache import results_root
     from fedrepro.report.chapters import book_root, chapters
 
@@ -172,11 +172,14 @@ def check_pages(names: Sequence[str] = (), workers: int | None = None,
         raise ValueError(f"no chapter matches {list(names)}")
     os.environ["FEDREPRO_READ_ONLY_STORE"] = str(results_root().resolve())
     os.environ["FEDREPRO_NO_PAPER_COMPUTE"] = "1"
-    n = workers or max(1, min(len(selected), os.cpu_count() or 1))
     diffs: list[Difference] = []
     seconds: dict[str, float] = {}
-    with tempfile.TemporaryDirectory(prefix="fedrepro-pages-") as tmp, ThreadPoolExecutor(n) as pool:
-        for rel, found, took in pool.map(lambda nb: _check_one(nb, root, Path(tmp)), selected):
+    cwd = os.getcwd()
+    with tempfile.TemporaryDirectory(prefix="fedrepro-pages-") as tmp:
+        for nb in selected:
+            rel, found, took = _check_one(nb, root, Path(tmp))
+            if os.getcwd() != cwd:  # never leave the caller in a chapter's folder
+                os.chdir(cwd)
             seconds[rel] = took
             diffs.extend(found)
             if progress:
@@ -190,9 +193,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m fedrepro.report.pages", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help="only chapters whose path contains one of these")
-    parser.add_argument("--workers", type=int, default=None, help="chapters rendered at once (default: cores)")
     args = parser.parse_args(argv)
-    diffs, _ = check_pages(args.names, workers=args.workers)
+    diffs, _ = check_pages(args.names)
     for d in diffs:
         print(d.line())
     if diffs:
