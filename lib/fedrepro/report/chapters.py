@@ -20,7 +20,7 @@ import yaml
 
 from fedrepro.report.book import check_profile
 
-__all__ = ["book_root", "chapters", "run_chapter", "strip_run_metadata", "main"]
+__all__ = ["book_root", "chapters", "merge_streams", "run_chapter", "strip_run_metadata", "main"]
 
 
 def book_root() -> Path:
@@ -52,10 +52,11 @@ def chapters(root: Path | None = None) -> list[Path]:
     return sorted(notebooks, key=lambda p: p.name == "report.ipynb")
 
 
-def _merge_streams(outputs: list) -> list:
+def merge_streams(outputs: list) -> list:
     """Drop stderr (progress bars and the run's warnings: they change from run to run and
     may name local paths) and join consecutive stdout chunks: how the kernel splits printed
-    text into chunks depends on timing, the text itself does not."""
+    text into chunks depends on timing, the text itself does not. The outputs given are not
+    changed (a joined chunk is a new output)."""
     merged: list = []
     for out in outputs:
         if out.get("output_type") == "stream" and out.get("name") == "stderr":
@@ -63,10 +64,15 @@ def _merge_streams(outputs: list) -> list:
         prev = merged[-1] if merged else None
         if (out.get("output_type") == "stream" and prev is not None
                 and prev.get("output_type") == "stream" and prev.get("name") == out.get("name")):
-            prev["text"] = prev["text"] + out["text"]
+            merged[-1] = {**prev, "text": _stream_text(prev) + _stream_text(out)}
         else:
             merged.append(out)
     return merged
+
+
+def _stream_text(out) -> str:
+    text = out.get("text", "")
+    return "".join(text) if isinstance(text, list) else text
 
 
 def strip_run_metadata(path: Path) -> None:
@@ -85,7 +91,7 @@ def strip_run_metadata(path: Path) -> None:
             if "remove-cell" not in cell.metadata["tags"]:
                 cell.metadata["tags"].append("remove-cell")  # the book shows only the literal cell
         if cell.cell_type == "code":
-            cell.outputs = _merge_streams(cell.get("outputs", []))
+            cell.outputs = merge_streams(cell.get("outputs", []))
         cell.metadata.pop("execution", None)
         cell.metadata.get("papermill", {}).clear()
         cell.metadata.pop("papermill", None)

@@ -73,17 +73,15 @@ def _data(data: dict[str, Any]) -> dict[str, str]:
 
 
 def normalise_cell(cell: dict[str, Any]) -> list[dict[str, Any]]:
-    """The outputs of one code cell as compared by the page check (see the module docstring)."""
+    """The outputs of one code cell as compared by the page check (see the module docstring);
+    stderr and stdout chunks as :func:`fedrepro.report.chapters.merge_streams` writes them."""
+    from fedrepro.report.chapters import merge_streams
+
     outs: list[dict[str, Any]] = []
-    for out in cell.get("outputs", []):
+    for out in merge_streams(cell.get("outputs", [])):
         kind = out.get("output_type")
         if kind == "stream":
-            if out.get("name") == "stderr":
-                continue
-            if outs and outs[-1]["type"] == "stream":
-                outs[-1]["text"] += _text(out.get("text", ""))
-                continue
-            outs.append({"type": "stream", "text": _text(out.get("text", ""))})
+            outs.append({"type": "stream", "name": out.get("name"), "text": _text(out.get("text", ""))})
         elif kind in ("display_data", "execute_result"):
             outs.append({"type": "display", "data": _data(out.get("data", {})),
                          "metadata": out.get("metadata", {})})
