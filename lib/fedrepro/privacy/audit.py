@@ -94,7 +94,7 @@ def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     if n < 1 or not 0 <= k <= n:
         raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
     alpha = check_interval("alpha", alpha, 0.0, 1.0, closed_low=False, closed_high=False)
-    return 1.0 if k == n else float(stats.beta.ppf(1.0 - alpha, k + 1, n - k))
+    return float(_cp_upper(np.array(k), n, alpha))
 
 
 def epsilon_from_rates(fpr: float | np.ndarray, fnr: float | np.ndarray, delta: float) -> np.ndarray | float:
@@ -173,7 +173,8 @@ def _candidates(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def _cp_upper(k: np.ndarray, n: int, alpha: float) -> np.ndarray:
-    """:func:`clopper_pearson_upper` for an array of counts."""
+    """:func:`clopper_pearson_upper` for an array of counts (unchecked): the 1 − alpha
+    quantile of Beta(k + 1, n − k), and 1 where k = n."""
     k = np.asarray(k)
     return np.where(k >= n, 1.0, stats.beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1)))
 
