@@ -123,9 +123,10 @@ def test_settings_accept_reals_that_convert_to_float(value):
 # --------------------------------------------------------------------------- Poisson sampling
 
 
-@pytest.mark.parametrize("n", [-1, 2.5, True, "3", None])
-def test_poisson_batch_rejects_bad_n(n):
-    with pytest.raises(ValueError, match=_exact(f"n must be a non-negative integer, got {n!r}")):
+@pytest.mark.parametrize("n, error", [(-1, ValueError), (2.5, TypeError), (True, TypeError), ("3", TypeError),
+                                      (None, TypeError)])
+def test_poisson_batch_rejects_bad_n(n, error):
+    with pytest.raises(error, match=r"^n must be an integer >= 0, got "):
         dpsgd.poisson_batch(n, 0.5, torch.Generator().manual_seed(0))
 
 

@@ -118,7 +118,7 @@ def test_budgets_and_fixed_tau_stop():
 
 
 def test_budgets_that_allow_no_step():
-    with pytest.raises(ValueError, match="target_epsilon"):
+    with pytest.raises(ValueError, match=r"^epsilon=0.01 allows no step"):
         budget.make_budgets(0.01, 158, q=0.015, sigma=1.1, delta=1e-5)
     with pytest.raises(ValueError, match="rounds"):
         budget.make_budgets(2.0, 0, q=0.015, sigma=1.1, delta=1e-5)

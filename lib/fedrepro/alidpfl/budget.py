@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from fedrepro.core.validate import check_int, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_interval, check_positive
 from fedrepro.privacy.budget import max_steps_bisection
 
 __all__ = ["Budgets", "BudgetCounter", "PAPER_CELLS", "PAPER_ROUNDS", "privacy_iterations",
@@ -38,8 +38,16 @@ PAPER_CELLS: tuple[tuple[str, str, tuple[float, ...]], ...] = (
 def privacy_iterations(epsilon: float, q: float, sigma: float, delta: float) -> int:
     """R_c: local iterations allowed by ``epsilon`` (bisection of the authors' code).
 
-    Raises ValueError naming ``target_epsilon`` when the budget allows no step."""
-    return max_steps_bisection(epsilon, q, sigma, delta)
+    Raises ValueError naming ``epsilon`` when the budget allows no step (or more steps than
+    the bisection searches), and ValueError/TypeError naming any parameter out of range."""
+    check_positive("epsilon", epsilon)
+    check_interval("q", q, 0.0, 1.0, closed_low=False)
+    check_positive("sigma", sigma)
+    check_interval("delta", delta, 0.0, 1.0, closed_low=False, closed_high=False)
+    try:
+        return max_steps_bisection(epsilon, q, sigma, delta)
+    except ValueError as exc:  # the accountant names its own parameter target_epsilon
+        raise ValueError(str(exc).replace("target_epsilon", "epsilon")) from None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,13 +70,20 @@ def make_budgets(epsilon: float, rounds: int, *, q: float, sigma: float,
 
     Raises ValueError naming the parameter when ε allows no step or ``rounds`` < 1."""
     check_int("rounds", rounds, 1)
-    return Budgets(float(epsilon), int(rounds), privacy_iterations(epsilon, q, sigma, delta))
+    iterations = privacy_iterations(epsilon, q, sigma, delta)
+    return Budgets(float(epsilon), int(rounds), iterations)
+
+
+def _check_budgets(budgets: object) -> None:
+    if not isinstance(budgets, Budgets):
+        raise ParameterTypeError(f"budgets must be a Budgets, got {type(budgets).__name__}")
 
 
 def fixed_tau_stop(budgets: Budgets, tau: int) -> tuple[int, int]:
     """(rounds, local iterations) a fixed-τ run executes: min(R_s, ⌊R_c/τ⌋) rounds.
 
     Raises ValueError naming ``tau`` when τ < 1 or when τ > R_c (no round fits)."""
+    _check_budgets(budgets)
     tau = check_int("tau", tau, 1)
     if tau > budgets.iterations:
         raise ValueError(f"tau must be at most R_c = {budgets.iterations} (the privacy budget "
@@ -86,8 +101,7 @@ class BudgetCounter:
     iterations_done: int = 0
 
     def __post_init__(self) -> None:
-        if not isinstance(self.budgets, Budgets):
-            raise ValueError(f"budgets must be a Budgets, got {type(self.budgets).__name__}")
+        _check_budgets(self.budgets)
         check_int("rounds_done", self.rounds_done, 0, self.budgets.rounds)
         check_int("iterations_done", self.iterations_done, 0, self.budgets.iterations)
 

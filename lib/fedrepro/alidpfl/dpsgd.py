@@ -61,12 +61,14 @@ import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+import numpy as np
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from fedrepro.alidpfl import fastclip
 from fedrepro.alidpfl.fastclip import FastOptions
+from fedrepro.core.validate import ParameterTypeError, check_int, check_positive
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -87,8 +89,9 @@ METHODS: tuple[str, ...] = ("fast", "loop", "opacus")
 
 
 def _real(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
+    if (isinstance(value, (bool, np.bool_, str, bytes)) or not isinstance(value, (int, float))
+            and not hasattr(value, "__float__")):
+        raise ParameterTypeError(f"{name} must be a real number, got {value!r}")
     out = float(value)  # type: ignore[arg-type]
     if not math.isfinite(out):
         raise ValueError(f"{name} must be finite, got {value!r}")
@@ -129,15 +132,16 @@ class DPSGDSettings:
 
 
 def _check_generator(generator: torch.Generator) -> None:
-    if not isinstance(generator, torch.Generator) or generator.device.type != "cpu":
+    if not isinstance(generator, torch.Generator):
+        raise ParameterTypeError(f"generator must be a CPU torch.Generator, got {generator!r}")
+    if generator.device.type != "cpu":
         raise ValueError(f"generator must be a CPU torch.Generator, got {generator!r}")
 
 
 def poisson_batch(n: int, q: float, generator: torch.Generator) -> torch.Tensor:
     """Indices of a Poisson sample of {0..n−1} at rate q (n uniforms from ``generator``)."""
     _check_generator(generator)
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"n must be a non-negative integer, got {n!r}")
+    n = check_int("n", n, 0)
     qf = _real("q", q)
     if not 0.0 < qf <= 1.0:
         raise ValueError(f"q must lie in (0, 1], got {q!r}")
@@ -169,8 +173,23 @@ def _check_data(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> None:
 
 
 def clip_factors(norms: torch.Tensor, clip: float) -> torch.Tensor:
-    """min(1, C/‖g_s‖) per sample; a zero norm gives 1."""
-    return torch.clamp(clip / norms, max=1.0)
+    """min(1, C/‖g_s‖) per sample; a zero norm gives 1.
+
+    Raises ValueError for a norm that is negative or not finite (a diverged gradient), naming
+    ``norms``; TypeError when ``norms`` is not a tensor."""
+    if not isinstance(norms, torch.Tensor):
+        raise ParameterTypeError(f"norms must be a torch tensor, got {type(norms).__name__}")
+    clip = check_positive("clip", clip)
+    bad = ~torch.isfinite(norms) | (norms < 0)
+    if norms.device.type != "meta" and bool(bad.any()):  # meta tensors hold no values
+        i = int(torch.nonzero(bad.reshape(-1))[0])
+        raise ValueError(f"norms must be finite and >= 0 (per-sample gradient norms); sample {i} "
+                         f"has {float(norms.reshape(-1)[i])}")
+    # C/‖g‖ ≥ 1 where ‖g‖ ≤ C (a zero norm included); in float64, where neither C nor a
+    # float32 norm underflows, and without dividing by zero
+    n64 = norms.to(torch.float64)
+    above = n64 > clip
+    return torch.where(above, clip / torch.where(above, n64, 1.0), 1.0).to(norms.dtype)
 
 
 def flatten(grads: Sequence[torch.Tensor]) -> torch.Tensor:

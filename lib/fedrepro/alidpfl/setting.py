@@ -28,7 +28,7 @@ from typing import Literal
 
 import numpy as np
 
-from fedrepro.core.validate import check_int, check_interval, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_interval, check_positive
 from fedrepro.data.datasets import load_dataset
 from fedrepro.data.partition import dirichlet_label_skew, label_shards
 
@@ -136,8 +136,12 @@ class FederatedData:
 def scale_images(images: np.ndarray) -> np.ndarray:
     """uint8 images (n, h, w) or (n, h, w, c) → float32 channel-first in [−1, 1]."""
     x = np.asarray(images)
+    if x.dtype.kind not in "iuf":
+        raise ParameterTypeError(f"images must be a uint8 array, got {type(images).__name__} of dtype {x.dtype}")
     if x.dtype != np.uint8:
         raise ValueError(f"images must be uint8, got {x.dtype}")
+    if x.ndim not in (3, 4):
+        raise ValueError(f"images must have shape (n, h, w) or (n, h, w, c), got {x.shape}")
     x = x[:, None] if x.ndim == 3 else x.transpose(0, 3, 1, 2)
     return (x.astype(np.float32) / np.float32(127.5)) - np.float32(1.0)
 

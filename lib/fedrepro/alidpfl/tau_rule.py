@@ -41,33 +41,75 @@ SQRT3_OVER_3 = math.sqrt(3.0) / 3.0
 
 
 def noise_term(d: int, sigma: float, clip: float, batch: float) -> float:
-    """N = 2√d·σC/B, Lemma 3's bound on E‖g̃_i − g_i‖ (eq. 19)."""
+    """N = 2√d·σC/B, Lemma 3's bound on E‖g̃_i − g_i‖ (eq. 19).
+
+    Raises ValueError naming the parameters when N overflows (or underflows to 0)."""
     check_int("d", d, 1)
-    return 2.0 * math.sqrt(d) * check_positive("sigma", sigma) * check_positive(
+    out = 2.0 * math.sqrt(d) * check_positive("sigma", sigma) * check_positive(
         "clip", clip) / check_positive("batch", batch)
+    if not 0.0 < out < math.inf:
+        raise ValueError(f"d, sigma, clip and batch give a noise term 2√d·sigma·clip/batch = {out} "
+                         "outside the floating-point range; rescale them")
+    return out
 
 
 def gap_h(x: float | np.ndarray, xi: float, beta: float, eta: float,
           noise: float) -> np.ndarray:
-    """h(x) of eq. (24) (Theorem 1): (ξ+N)/β((ηβ+1)^x − 1) − η(ξ+N)x; h(0) = h(1) = 0."""
+    """h(x) of eq. (24) (Theorem 1): (ξ+N)/β((ηβ+1)^x − 1) − η(ξ+N)x; h(0) = h(1) = 0.
+
+    h is convex with h(0) = h(1) = 0; where floating point overflows it is +inf for x > 1 and
+    −inf for 0 < x < 1 (never NaN); h ≡ 0 when ξ + N = 0."""
     xi = check_nonnegative("xi", xi)
     beta = check_positive("beta", beta)
     eta = check_positive("eta", eta)
     noise = check_nonnegative("noise", noise)
-    x = np.asarray(x, dtype=np.float64)
-    if np.any(x < 0):
-        raise ValueError("x must be >= 0")
     a = xi + noise
-    return a / beta * np.expm1(x * math.log1p(eta * beta)) - eta * a * x
+    return _gap(_check_x(x), a / beta, eta * a, math.log1p(eta * beta))
+
+
+def _check_x(x: object) -> np.ndarray:
+    if isinstance(x, (str, bytes, bool, np.bool_)) or x is None:
+        raise ParameterTypeError(f"x must be a real number or array of them, got {x!r}")
+    try:
+        arr = np.asarray(x)
+    except (TypeError, ValueError) as exc:
+        raise ParameterTypeError(f"x must be a real number or array of them, got {x!r}") from exc
+    if arr.dtype.kind not in "iuf":
+        raise ParameterTypeError(f"x must be a real number or array of them, got {x!r}")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+        raise ValueError(f"x must hold finite numbers >= 0, got {x!r}")
+    return arr
+
+
+def _gap(x: np.ndarray, first: float, linear: float, log_base: float) -> np.ndarray:
+    """first·(e^{x·log_base} − 1) − linear·x, both coefficients ≥ 0; where floating point
+    gives NaN (inf − inf, 0·inf) the convex h's value is 0 at x ∈ {0, 1}, +inf beyond 1 and
+    −inf in between (see gap_h)."""
+    if first == 0.0 and linear == 0.0:
+        return np.zeros_like(x)
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = first * np.expm1(x * log_base) - linear * x
+    fix = np.where((x == 0) | (x == 1), 0.0, np.where(x > 1, np.inf, -np.inf))
+    return np.where(np.isnan(h), fix, h)
 
 
 def gap_h_printed(x: float | np.ndarray, xi: float, beta: float, eta: float, d: int,
                   sigma: float, clip: float, batch: float) -> np.ndarray:
     """h(x) of eq. (11) *as printed*: (ξ + 2√dσC/B)/β((ηβ+1)^x − 1) − η(ξ + 2√dσC)/B·x
-    (the second term's parentheses close after C, so ξ is divided by B)."""
-    x = np.asarray(x, dtype=np.float64)
+    (the second term's parentheses close after C, so ξ is divided by B).
+
+    Overflow is resolved as in :func:`gap_h` (+inf for x > 1, never NaN)."""
+    x = _check_x(x)
+    xi = check_nonnegative("xi", xi)
+    beta = check_positive("beta", beta)
+    eta = check_positive("eta", eta)
+    noise_term(d, sigma, clip, batch)  # validates d, σ, C, B and that 2√dσC/B is finite
     s = 2.0 * math.sqrt(d) * sigma * clip
-    return (xi + s / batch) / beta * np.expm1(x * math.log1p(eta * beta)) - eta * (xi + s) / batch * x
+    with np.errstate(over="ignore"):
+        first = (xi + s / batch) / beta
+        linear = eta * (xi + s) / batch
+    return _gap(x, first, linear, math.log1p(eta * beta))
 
 
 def horizon(tau: int | np.ndarray, iterations_done: int, rounds_left: int,
@@ -172,6 +214,8 @@ LAMBDA_OMEGA_RULES: dict[str, str] = {
 
 def lambda_omega(rule: str, loss: float, distance_from_start: float) -> tuple[float, float]:
     """(λ, ω) by one of :data:`LAMBDA_OMEGA_RULES`; D is floored at 1e-12."""
+    if not isinstance(rule, str):
+        raise ParameterTypeError(f"rule must be one of {sorted(LAMBDA_OMEGA_RULES)}, got {rule!r}")
     if rule not in LAMBDA_OMEGA_RULES:
         raise ValueError(f"rule must be one of {sorted(LAMBDA_OMEGA_RULES)}, got {rule!r}")
     loss = check_nonnegative("loss", loss)
@@ -179,7 +223,11 @@ def lambda_omega(rule: str, loss: float, distance_from_start: float) -> tuple[fl
     if rule == "fixed":
         return 0.5, 1.0
     lam = loss if rule == "loss" else loss / 2.0
-    return max(lam, 1e-12), 1.0 / dist ** 2
+    omega = 1.0 / (dist * dist)
+    if omega == 0.0:
+        raise ValueError(f"distance_from_start = {distance_from_start!r} is too large: ω = 1/D² "
+                         "underflows to 0")
+    return max(lam, 1e-12), omega
 
 
 def choose_tau(constants: Constants, *, tau_prev: int, eta: float, noise: float,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fedrepro.core.validate import ParameterTypeError
 from fedrepro.data import arraycache
 from fedrepro.data.errors import DataFormatError
 from fedrepro.data.fetch import fetch_file
@@ -123,6 +124,8 @@ def load_cifar10(split: str = "train") -> tuple[np.ndarray, np.ndarray]:
 def to_unit_float(images: np.ndarray, dtype: type = np.float32) -> np.ndarray:
     """``images / 255`` as floats in [0, 1] (``dtype`` float32 or float64)."""
     images = np.asarray(images)
+    if images.dtype.kind not in "iuf":
+        raise ParameterTypeError(f"images must be a uint8 array (values 0..255), got dtype {images.dtype}")
     if images.dtype != np.uint8:
         raise ValueError(f"images must have dtype uint8 (values 0..255), got {images.dtype}")
     if np.dtype(dtype) not in (np.dtype(np.float32), np.dtype(np.float64)):

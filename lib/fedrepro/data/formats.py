@@ -24,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from fedrepro.core.validate import ParameterTypeError
 from fedrepro.data.errors import DataFormatError
 
 __all__ = [
@@ -45,6 +46,11 @@ CIFAR10_PIXELS = 3 * CIFAR10_SIDE * CIFAR10_SIDE
 CIFAR10_RECORD_BYTES = 1 + CIFAR10_PIXELS
 
 
+def _check_bytes(data: object, source: str) -> None:
+    if not isinstance(data, (bytes, bytearray, memoryview)):
+        raise ParameterTypeError(f"{source}: data must be bytes, got {type(data).__name__}")
+
+
 def parse_idx(data: bytes, *, source: str = "IDX data") -> np.ndarray:
     """Decode uncompressed IDX bytes into an array (native byte order).
 
@@ -52,6 +58,7 @@ def parse_idx(data: bytes, *, source: str = "IDX data") -> np.ndarray:
     number is not ``0x0000TTNN`` with a known type ``TT`` and ``NN >= 1``, when a dimension is
     zero, or when the payload is shorter or longer than the dimensions require.
     """
+    _check_bytes(data, source)
     buf = memoryview(data).cast("B")
     if len(buf) < 4:
         raise DataFormatError(f"{source}: {len(buf)} bytes, too short for an IDX magic number")
@@ -99,6 +106,7 @@ def parse_cifar10_records(data: bytes, *, source: str = "CIFAR-10 data",
     moved last), ``labels`` is uint8 of shape ``(n,)``. Raises :class:`DataFormatError` when
     the length is not a positive multiple of 3073 bytes or a label is ``>= n_classes``.
     """
+    _check_bytes(data, source)
     size = len(data)
     if size == 0 or size % CIFAR10_RECORD_BYTES:
         raise DataFormatError(f"{source}: {size} bytes is not a positive multiple of the "

@@ -20,7 +20,7 @@ from typing import Literal
 
 import numpy as np
 
-from fedrepro.core.validate import check_int
+from fedrepro.core.validate import ParameterTypeError, check_int
 
 __all__ = [
     "as_generator",
@@ -37,11 +37,15 @@ def as_generator(rng: np.random.Generator | int) -> np.random.Generator:
         return rng
     if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)) and rng >= 0:
         return np.random.default_rng(int(rng))
-    raise ValueError(f"rng must be a numpy.random.Generator or an int seed >= 0, got {rng!r}")
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+        raise ValueError(f"rng must be a numpy.random.Generator or an int seed >= 0, got {rng!r}")
+    raise ParameterTypeError(f"rng must be a numpy.random.Generator or an int seed >= 0, got {rng!r}")
 
 
 def _check_labels(labels: np.ndarray, n_classes: int | None = None) -> np.ndarray:
     labels = np.asarray(labels)
+    if labels.dtype.kind not in "iuf":
+        raise ParameterTypeError(f"labels must be a non-empty 1-D integer array, got {labels!r}")
     if labels.ndim != 1 or labels.size == 0 or not np.issubdtype(labels.dtype, np.integer):
         raise ValueError(f"labels must be a non-empty 1-D integer array, got dtype "
                          f"{labels.dtype} and shape {labels.shape}")
@@ -139,8 +143,12 @@ def het_mnist(labels: np.ndarray, n_digits: int, n_clients: int = 100, *,
     owners), every digit must have at least as many samples as owners, and labels must lie
     in ``0..n_classes-1``.
     """
+    if not isinstance(scheme, str):
+        raise ParameterTypeError(f"scheme must be 'cyclic' or 'authors_random', got {scheme!r}")
     if scheme not in ("cyclic", "authors_random"):
         raise ValueError(f"scheme must be 'cyclic' or 'authors_random', got {scheme!r}")
+    if rng is not None:  # checked whether or not the scheme draws from it
+        rng = as_generator(rng)
     n_classes = check_int("n_classes", n_classes, 1)
     labels = _check_labels(labels, n_classes)
     n_digits = check_int("n_digits", n_digits, 1, n_classes)
@@ -198,8 +206,9 @@ def dirichlet_label_skew(labels: np.ndarray, n_clients: int, alpha: float,
     labels = _check_labels(labels)
     n = labels.size
     n_clients = check_int("n_clients", n_clients, 1, n)
-    if not (isinstance(alpha, (int, float, np.floating, np.integer))
-            and not isinstance(alpha, (bool, np.bool_)) and math.isfinite(alpha) and alpha > 0):
+    if not isinstance(alpha, (int, float, np.floating, np.integer)) or isinstance(alpha, (bool, np.bool_)):
+        raise ParameterTypeError(f"alpha must be a finite number > 0, got {alpha!r}")
+    if not (math.isfinite(alpha) and alpha > 0):
         raise ValueError(f"alpha must be a finite number > 0, got {alpha!r}")
     min_size = check_int("min_size", min_size, 0, n // n_clients)
     max_tries = check_int("max_tries", max_tries, 1)
@@ -234,8 +243,12 @@ def client_label_counts(labels: np.ndarray, parts: list[np.ndarray],
     """
     labels = _check_labels(labels, n_classes)
     n_classes = int(labels.max()) + 1 if n_classes is None else int(n_classes)
+    if isinstance(parts, (str, bytes, np.ndarray)) or not isinstance(parts, (list, tuple)):
+        raise ParameterTypeError(f"parts must be a list of index arrays, got {type(parts).__name__}")
     parts = [np.asarray(p) for p in parts]
     for i, p in enumerate(parts):
+        if p.dtype.kind not in "iuf":
+            raise ParameterTypeError(f"parts[{i}] must be a 1-D integer array of indices, got dtype {p.dtype}")
         if p.ndim != 1 or (p.size and (not np.issubdtype(p.dtype, np.integer)
                                        or p.min() < 0 or p.max() >= labels.size)):
             raise ValueError(f"parts[{i}] must be a 1-D integer array of indices in "

@@ -28,6 +28,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from fedrepro.core.validate import ParameterTypeError
+
 __all__ = [
     "RemoteFile",
     "DatasetSpec",
@@ -201,7 +203,7 @@ def canonical_name(name: str) -> str:
     """The registry key for ``name`` (case-insensitive; ``fashion_mnist``, ``fmnist``,
     ``cifar10`` are accepted as aliases)."""
     if not isinstance(name, str):
-        raise ValueError(f"name must be a string, one of {sorted(REGISTRY)}, got {name!r}")
+        raise ParameterTypeError(f"name must be a string, one of {sorted(REGISTRY)}, got {name!r}")
     key = name.strip().lower()
     key = _ALIASES.get(key, key)
     if key not in REGISTRY:
