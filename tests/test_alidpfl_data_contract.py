@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from fedrepro.alidpfl import budget, dpsgd, setting, tau_rule, training
 from fedrepro.data import datasets, formats, partition, registry
 from tests._contract import Kind, Spec, check_contract
-from tests.test_privacy_api_contract import DELTA, GARBAGE, NON_FINITE, NONNEG, POS, PROB, _kind, _log_uniform
+from tests.test_privacy_api_contract import DELTA, NON_FINITE, NONNEG, POS, PROB, _kind
 
 P = dict
 
