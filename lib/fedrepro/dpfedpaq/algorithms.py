@@ -36,7 +36,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from fedrepro.core.validate import check_int, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_positive
 from fedrepro.dpfedpaq import local as _local
 from fedrepro.dpfedpaq.noise import CALIBRATIONS, SENSITIVITIES, add_noise, noise_multipliers, sensitivity
 from fedrepro.dpfedpaq.quantizer import bits, quantize, quantized_mean, row_norms
@@ -73,6 +73,8 @@ def learning_rate(k: int | np.ndarray, local_steps: int, lr0: float = 0.1, decay
     lr0 = check_positive("lr0 (initial learning rate)", lr0)
     decay_iters = check_positive("decay_iters (learning-rate decay scale tau)", decay_iters)
     karr = np.asarray(k)
+    if karr.dtype.kind not in "iuf":
+        raise ParameterTypeError(f"k (round) must be an integer or integer array in [0, inf), got {k!r}")
     if karr.dtype.kind not in "iu" or np.any(karr < 0):
         raise ValueError(f"k (round) must be an integer or integer array in [0, inf), got {k!r}")
     return lr0 / (1.0 + karr * local_steps / decay_iters)
@@ -290,6 +292,8 @@ def private_batch_sizes(sizes: np.ndarray, sample_ratio: float, local_steps: int
         raise ValueError(f"sample_ratio (gamma) must lie in (0, 1], got {sample_ratio!r}")
     local_steps = check_int("local_steps (E)", local_steps, 1)
     sizes = np.asarray(sizes)
+    if sizes.dtype.kind not in "iuf":
+        raise ParameterTypeError(f"sizes (n_i) must be a non-empty 1-d array of integers >= 1, got {sizes!r}")
     if sizes.ndim != 1 or sizes.size < 1 or sizes.dtype.kind not in "iu" or np.any(sizes < 1):
         raise ValueError(f"sizes (n_i) must be a non-empty 1-d array of integers >= 1, got {sizes!r}")
     sizes = sizes.astype(np.int64)
@@ -310,6 +314,10 @@ def check_privacy_args(sensitivity_mode: str, calibration: str, clip: float | No
     """The privacy parameters of Alg. 2 checked: ``sensitivity_mode`` in :data:`SENSITIVITIES`,
     ``calibration`` in :data:`CALIBRATIONS`, C > 0 or None, ε > 0 or None (no noise; noise
     needs a clip), 0 < δ < 1. Returns (clip, epsilon, delta) as floats."""
+    for name, value, choices in (("sensitivity_mode", sensitivity_mode, SENSITIVITIES),
+                                 ("calibration", calibration, CALIBRATIONS)):
+        if not isinstance(value, str):
+            raise ParameterTypeError(f"{name} must be one of {choices}, got {value!r}")
     if sensitivity_mode not in SENSITIVITIES:
         raise ValueError(f"sensitivity_mode must be one of {SENSITIVITIES}, got {sensitivity_mode!r}")
     if calibration not in CALIBRATIONS:

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fedrepro.core.validate import check_int, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_positive
 from fedrepro.dpfedpaq._compiled import residual_weights
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
@@ -92,7 +92,7 @@ def _check_devices(problem: SoftmaxProblem, devices: np.ndarray) -> np.ndarray:
 
 def _check_rng(rng: np.random.Generator) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     return rng
 
 

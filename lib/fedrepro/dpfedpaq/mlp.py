@@ -37,7 +37,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from fedrepro.core.validate import check_int, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_positive
 from fedrepro.dpfedpaq.algorithms import STREAMS, History, check_privacy_args, learning_rate, private_batch_sizes
 from fedrepro.dpfedpaq.local import subsample_batches
 from fedrepro.dpfedpaq.noise import noise_multipliers, sensitivity
@@ -88,7 +88,7 @@ def init_params(hidden: int, rng: np.random.Generator) -> Params:
     """Glorot-uniform weights U(±√(6/(fan_in + fan_out))) and zero biases, float64."""
     hidden = check_int("hidden (H, hidden units)", hidden, 1)
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     w1 = np.zeros((N_FEATURES, hidden))
     w2 = np.zeros((hidden + 1, N_CLASSES))
     b1 = math.sqrt(6.0 / (N_FEATURES - 1 + hidden))

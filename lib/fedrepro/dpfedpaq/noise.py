@@ -32,7 +32,7 @@ from fedrepro.core.validate import ParameterTypeError, check_int, check_positive
 from fedrepro.dpfedpaq._compiled import add_gaussian
 from fedrepro.dpfedpaq.amplification import exact_noise_std, paper_noise_std
 from fedrepro.privacy.gaussian import classical_gaussian_sigma
-from fedrepro.privacy.validate import check_delta
+from fedrepro.privacy.validate import check_delta, real_array
 
 __all__ = ["CALIBRATIONS", "SENSITIVITIES", "VALID_SENSITIVITIES", "add_noise", "noise_multipliers",
            "sensitivity"]
@@ -44,18 +44,11 @@ CALIBRATIONS: tuple[str, ...] = ("paper", "exact", "unamplified")
 
 
 def _check_choice(name: str, value: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in choices:
+    if not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be one of {choices}, got {value!r}")
+    if value not in choices:
         raise ValueError(f"{name} must be one of {choices}, got {value!r}")
     return value
-
-
-def _real_array(name: str, value: object) -> np.ndarray:
-    """``value`` as a float64 array; strings, booleans and other non-numbers are refused
-    (``np.asarray(..., dtype=float)`` would read ``"0.1"`` as 0.1)."""
-    arr = np.asarray(value)
-    if arr.dtype.kind not in "fiu":
-        raise ParameterTypeError(f"{name} must be real numbers, got {value!r} (dtype {arr.dtype})")
-    return arr.astype(np.float64)
 
 
 def sensitivity(mode: str, *, lr: float | np.ndarray, local_steps: int, clip: float,
@@ -65,15 +58,23 @@ def sensitivity(mode: str, *, lr: float | np.ndarray, local_steps: int, clip: fl
     mode = _check_choice("sensitivity", mode, SENSITIVITIES)
     local_steps = check_int("local_steps (E)", local_steps, 1)
     clip = check_positive("clip (C)", clip)
-    lr_arr = _real_array("lr", lr)
+    lr_arr = real_array("lr", lr)
     b = np.asarray(batch_size)
     n = np.asarray(n_samples)
+    for name, arr in (("batch_size", b), ("n_samples", n)):
+        if arr.dtype.kind not in "iuf":
+            raise ParameterTypeError(f"{name} must be integers >= 1, got {arr!r}")
     if np.any(~(lr_arr > 0)) or not np.all(np.isfinite(lr_arr)):
         raise ValueError("lr must be in (0, inf)")
     if b.dtype.kind not in "iu" or np.any(b < 1):
         raise ValueError("batch_size must be integers >= 1")
     if n.dtype.kind not in "iu" or np.any(n < 1):
         raise ValueError("n_samples must be integers >= 1")
+    try:
+        np.broadcast(lr_arr, b, n)
+    except ValueError:
+        raise ValueError(f"lr, batch_size and n_samples must broadcast to one shape (one value per device), "
+                         f"got shapes {lr_arr.shape}, {b.shape} and {n.shape}") from None
     if mode == "rigorous":
         out = 2 * lr_arr * local_steps * clip * np.ones(np.broadcast(b, n).shape)
     elif mode == "theory":
@@ -92,7 +93,7 @@ def noise_multipliers(calibration: str, *, epsilon: float, delta: float,
     calibration = _check_choice("calibration", calibration, CALIBRATIONS)
     epsilon = check_positive("epsilon", epsilon)
     delta = check_delta(delta)
-    g = np.atleast_1d(_real_array("gamma", gamma))
+    g = np.atleast_1d(real_array("gamma", gamma))
     if np.any(~(g > 0)) or np.any(g > 1):
         raise ValueError("gamma (subsampling ratio E·b/n) must lie in (0, 1]")
     if calibration == "unamplified":
@@ -116,15 +117,18 @@ def add_noise(u: np.ndarray, std: np.ndarray, rng: np.random.Generator) -> np.nd
     layout), rounded once to ``u``'s precision: one compiled pass (:func:`._compiled.add_gaussian`),
     no temporary of u's size. ``std`` (m,) or a scalar, each in [0, inf). Returns ‖z_i‖ per
     row (float64 (m,), of the rounded noise)."""
-    if (not isinstance(u, np.ndarray) or u.ndim not in (2, 3)
+    if not isinstance(u, np.ndarray):
+        raise ParameterTypeError(f"u must be a float32 or float64 array of shape (m, d) or (m, r, c), got "
+                                 f"{type(u).__name__}")
+    if (u.ndim not in (2, 3)
             or u.dtype not in (np.float32, np.float64)):
         raise ValueError(f"u must be a float32 or float64 array of shape (m, d) or (m, r, c), got "
                          f"{type(u).__name__} {np.shape(u)}")
     if not u.flags.writeable:
         raise ValueError("u must be writeable (the noise is added in place)")
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
-    sd = _real_array("std", std)
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    sd = real_array("std", std)
     if sd.ndim == 0:
         sd = np.full(u.shape[0], float(sd))
     if sd.shape != (u.shape[0],):

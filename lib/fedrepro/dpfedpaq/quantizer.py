@@ -28,7 +28,7 @@ import math
 
 import numpy as np
 
-from fedrepro.core.validate import check_int
+from fedrepro.core.validate import ParameterTypeError, check_int
 from fedrepro.dpfedpaq._compiled import quantized_sum
 
 __all__ = [
@@ -63,14 +63,14 @@ def _check_levels(s: int | None, *, allow_none: bool = False) -> int | None:
 
 def _check_rng(rng: np.random.Generator) -> np.random.Generator:
     if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     return rng
 
 
 def _as_rows(v: np.ndarray, name: str = "v", *, finite: bool = True) -> np.ndarray:
     arr = np.asarray(v)
     if arr.dtype.kind not in "fiu":
-        raise ValueError(f"{name} must be a real array, got dtype {arr.dtype}")
+        raise ParameterTypeError(f"{name} must be a real array, got dtype {arr.dtype}")
     if arr.ndim == 1:
         arr = arr[None, :]
     if arr.ndim != 2 or arr.shape[1] < 1:
@@ -162,6 +162,8 @@ def quantized_mean(v: np.ndarray, s: int | None, rng: np.random.Generator) -> np
         rows = arr = _as_float(_as_rows(arr, finite=s is None))
     arr = _as_float(arr)
     if s is None:
+        if rng is not None:  # unused by the plain mean (None allowed), checked all the same
+            _check_rng(rng)
         return arr.mean(axis=0, dtype=np.float64)
     s = int(_check_levels(s))  # type: ignore[arg-type]
     rng = _check_rng(rng)
@@ -204,11 +206,14 @@ def decode(norms: np.ndarray, h: np.ndarray, s: int) -> np.ndarray:
 
 
 def quantize(v: np.ndarray, s: int | None, rng: np.random.Generator) -> np.ndarray:
-    """Q_s applied to each row of ``v`` (shape (m, d) or (d,)); ``s=None`` is the identity.
+    """Q_s applied to each row of ``v`` (shape (m, d) or (d,)); ``s=None`` is the identity
+    (``rng`` is then unused and may be None).
 
     The norm is quantized to float32 as it is sent. Returns float64 of the input's shape.
     """
     if s is None:
+        if rng is not None:  # unused by the identity (None allowed), checked all the same
+            _check_rng(rng)
         return np.array(_as_rows(v), dtype=np.float64).reshape(np.shape(v))
     norms, h = encode(v, s, rng)
     return decode(norms, h, s).reshape(np.shape(v))

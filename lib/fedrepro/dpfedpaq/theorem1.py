@@ -39,7 +39,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from fedrepro.core.validate import check_int, check_nonnegative, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_interval, check_nonnegative, check_positive
 
 __all__ = [
     "LR_OFFSETS",
@@ -102,6 +102,7 @@ class Theorem1Constants:
         check_int(f"b (mini-batch size, at most n = {self.n})", self.b, 1, self.n)
         check_int("N", self.N, 1)
         check_int(f"M (devices per round, at most N = {self.N})", self.M, 1, self.N)
+        check_interval("delta", self.delta, 0.0, 1.0, closed_low=False, closed_high=False)
         if self.epsilon is not None:
             check_positive("epsilon", self.epsilon)
             # Alg. 2 draws one subset of E·b records per round
@@ -125,12 +126,20 @@ class Theorem1Constants:
         return replace(self, **changes)
 
 
+def _check_constants(c: object) -> None:
+    if not isinstance(c, Theorem1Constants):
+        raise ParameterTypeError(f"c must be a Theorem1Constants, got {type(c).__name__}")
+
+
 def lr_offset(c: Theorem1Constants, rule: str = "paper") -> float:
     """γ0 of η_k = 4/(μ(kE + γ0)).
 
     ``"paper"``: max{4E, 4L²/μ², 4√2 L(E−1)/μ} (Appendix A); ``"relaxed"``:
     max{4E, 16κ, 4√2 κ(E−1)} (η ≤ 1/(4L)); ``"printed"``: 4E (Theorem 1's statement).
     """
+    _check_constants(c)
+    if not isinstance(rule, str):
+        raise ParameterTypeError(f"lr_offset must be one of {LR_OFFSETS}, got {rule!r}")
     if rule not in LR_OFFSETS:
         raise ValueError(f"lr_offset must be one of {LR_OFFSETS}, got {rule!r}")
     E, kappa = c.E, c.kappa
@@ -143,6 +152,7 @@ def lr_offset(c: Theorem1Constants, rule: str = "paper") -> float:
 
 def learning_rate(k: int, c: Theorem1Constants, gamma0: float) -> float:
     """η_k = 4/(μ(kE + γ0)) (Theorem 1 with offset γ0)."""
+    _check_constants(c)
     k = check_int("k (round)", k, 0)
     gamma0 = check_positive("gamma0", gamma0)
     return 4.0 / (c.mu * (k * c.E + gamma0))
@@ -155,6 +165,7 @@ def _log_term(c: Theorem1Constants) -> float:
 def noise_variance(c: Theorem1Constants, eta: float) -> float:
     """Per-coordinate noise variance ς² of eq. (16) at step size η with the theory's
     sensitivity Δ = 4ηEG: ς² = 8γ²Δ² ln(1.25γ/δ)/ε² (0 without privacy)."""
+    _check_constants(c)
     eta = check_positive("eta", eta)
     if c.epsilon is None:
         return 0.0
@@ -168,6 +179,7 @@ def recursion_constants(c: Theorem1Constants, variant: str = "as_printed") -> di
     ``as_printed``: eq. (27) as printed; ``corrected``: D5 plus the noise term that Lemma 2
     drops, (1+q)·d·ς²/(N η²E⁴) = 128 d G² b² (1+q) ln(1.25γ/δ)/(N n² ε²).
     """
+    _check_constants(c)
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     N, M, E = c.N, c.M, c.E
@@ -189,6 +201,7 @@ def recursion_constants(c: Theorem1Constants, variant: str = "as_printed") -> di
 
 def alpha_constant(c: Theorem1Constants, variant: str = "as_printed") -> float:
     """α of eq. (33): (16/μ²)(D1 + D2/E + (E−1)D3/E + (E−1)²D4/E + E²D5)."""
+    _check_constants(c)
     D = recursion_constants(c, variant)
     E = c.E
     return 16 / c.mu**2 * (D["D1"] + D["D2"] / E + (E - 1) * D["D3"] / E
@@ -211,6 +224,7 @@ class Theorem1Bound:
 def closed_form_bound(c: Theorem1Constants, K: int, x0_dist2: float, gamma0: float,
                       variant: str = "corrected") -> Theorem1Bound:
     """Eq. (36) at round K with k0 = 0 and offset γ0 (D-constants of ``variant``)."""
+    _check_constants(c)
     K = check_int("K (rounds)", K, 0)
     x0_dist2 = check_nonnegative("x0_dist2", x0_dist2)
     gamma0 = check_positive("gamma0", gamma0)
@@ -237,6 +251,7 @@ def theorem1_bound(c: Theorem1Constants, T: int, x0_dist2: float, *, variant: st
     statement uses γ0 = 4E); ``"corrected"``: eq. (36) with γ0 by ``lr_offset_rule`` and
     the corrections listed in the module docstring.
     """
+    _check_constants(c)
     T = check_int("T (local iterations)", T, 1)
     x0_dist2 = check_nonnegative("x0_dist2", x0_dist2)
     if variant not in VARIANTS:
