@@ -17,6 +17,7 @@ import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.linalg import spectral_norm
+from fedrepro.core.validate import check_int
 from fedrepro.fedplt.checks.instances import affine_round, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 
@@ -32,8 +33,8 @@ def agd_worst_case(kappa: float, ell_max: int, grid: int = 2001) -> tuple[np.nda
     ``f = h x^2/2`` with step ``1/kappa``, momentum ``(sqrt(kappa)-1)/(sqrt(kappa)+1)`` and
     ``u^0 = w^0 = 1`` (``x_bar = 0``; the ratio is scale-invariant, so ``lam = 1``)."""
     beta = ops.agd_momentum(kappa)
-    if ell_max < 0 or grid < 2:
-        raise ValueError(f"ell_max must be >= 0 and grid >= 2, got {ell_max!r}, {grid!r}")
+    check_int("ell_max", ell_max, 0)
+    check_int("grid", grid, 2)
     h = np.linspace(1.0, kappa, grid)
     u = np.ones_like(h)
     w = np.ones_like(h)

@@ -3,12 +3,15 @@ step range), Lemma 3 (PRS, v2 and v1 as printed) and Lemma 6 (the coordinator's 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.linalg import spectral_norm
+from fedrepro.core.validate import check_int, check_interval, check_positive
+from fedrepro.fedplt.checks._validate import finite_penalty
 from fedrepro.fedplt.checks.instances import logistic_cost
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 
@@ -85,14 +88,26 @@ def check_eq11_step_range(rho: float, lam: float, lam_bar: float, theta: float =
     ``2/(lam_bar+1/rho) + theta * (2/(lam+1/rho) - 2/(lam_bar+1/rho))`` inside that range but
     beyond ``2/(lam_bar+1/rho)``, and compare the exact Lipschitz constant of one local GD
     step on a quadratic ``d`` (``||I - gamma(A + I/rho)||``) with 1, the contraction the
-    range is meant to guarantee. Tolerance ``rtol = 1e-12`` (closed forms)."""
+    range is meant to guarantee. Tolerance ``rtol = 1e-12`` (closed forms).
+
+    ``rho > 0`` (with ``1/rho``, ``lam_bar + 1/rho`` and ``2/(lam + 1/rho)`` finite),
+    ``0 < lam <= lam_bar`` finite, ``theta`` in ``(0, 1)``, ``n`` an integer >= 1, ``seed`` an integer >= 0."""
+    check_positive("rho", rho)
     lam, lam_bar = ops._moduli(lam, lam_bar)
-    if not 0 < theta < 1:
-        raise ValueError(f"theta must lie in (0, 1), got {theta!r}")
+    check_interval("theta", theta, 0.0, 1.0, closed_low=False, closed_high=False)
+    check_int("n", n, 1)
+    check_int("seed", seed, 0)
+    finite_penalty(rho, lam_bar)
     lo = ops.max_local_step(rho, lam, lam_bar)
     hi = ops.max_local_step(rho, lam, lam_bar, as_printed=True)
+    if not math.isfinite(hi):
+        raise ValueError(f"the step range end 2/(lam + 1/rho) overflows, got rho={rho!r}, lam={lam!r}")
     gamma = lo + theta * (hi - lo)
-    A = _spd(n, lam, lam_bar, np.random.default_rng(seed))
+    with np.errstate(over="ignore"):
+        A = _spd(n, lam, lam_bar, np.random.default_rng(seed))
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"lam_bar is too large: the test matrix with spectrum in [lam, lam_bar] overflows, "
+                         f"got lam_bar={lam_bar!r}")
     observed = spectral_norm(np.eye(n) - gamma * (A + np.eye(n) / rho))
     return make_result(observed, 1.0, rtol=1e-12, gamma=gamma, printed_range_end=hi,
                        correct_range_end=lo)

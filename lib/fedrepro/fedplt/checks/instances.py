@@ -20,6 +20,7 @@ import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.linalg import spectral_norm
+from fedrepro.core.validate import check_interval
 
 if TYPE_CHECKING:
     from fedrepro.problems import FederatedProblem, QuadraticProblem
@@ -53,10 +54,14 @@ def quadratic_problem(N: int, n: int, lam: float, lam_bar: float, rng: np.random
 
 
 def local_step_size(theta: float, rho: float, lam: float, lam_bar: float) -> float:
-    """Local GD step ``theta * 2/(lam_bar + 1/rho)``; ``theta`` in ``(0, 1)`` keeps ``chi < 1``."""
-    if not (0 < theta < 2):
-        raise ValueError(f"theta must lie in (0, 2), got {theta!r}")
-    return theta * ops.max_local_step(rho, lam, lam_bar)
+    """Local GD step ``theta * 2/(lam_bar + 1/rho)``; ``theta`` in ``(0, 2)``, and ``(0, 1)``
+    keeps ``chi < 1``; a step beyond the float range (``rho`` huge, ``lam_bar`` tiny) is refused."""
+    check_interval("theta", theta, 0.0, 2.0, closed_low=False, closed_high=False)
+    step = theta * ops.max_local_step(rho, lam, lam_bar)
+    if not math.isfinite(step):
+        raise ValueError(f"the step theta * 2/(lam_bar + 1/rho) overflows, got theta={theta!r}, rho={rho!r}, "
+                         f"lam_bar={lam_bar!r}")
+    return step
 
 
 def fixed_point(problem: FederatedProblem, rho: float) -> tuple[np.ndarray, np.ndarray]:

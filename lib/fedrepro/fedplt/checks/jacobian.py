@@ -32,6 +32,8 @@ import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.linalg import spectral_norm, top_singular
+from fedrepro.core.validate import ParameterTypeError, check_int, check_positive
+from fedrepro.fedplt.checks._validate import choice
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 
 if TYPE_CHECKING:
@@ -72,16 +74,11 @@ class JacobianInstance:
     Ne: int = 1
 
     def __post_init__(self) -> None:
-        if self.setup not in LOGISTIC_SETUPS:
-            raise ValueError(f"setup must be one of {LOGISTIC_SETUPS}, got {self.setup!r}")
-        if self.smoothness not in SMOOTHNESS:
-            raise ValueError(f"smoothness must be one of {SMOOTHNESS}, got {self.smoothness!r}")
-        if isinstance(self.N, bool) or not isinstance(self.N, int) or not 1 <= self.N <= 10:
-            raise ValueError(f"N must be an integer in [1, 10] (small instances), got {self.N!r}")
-        if not (isinstance(self.rho, (int, float)) and math.isfinite(self.rho) and self.rho > 0):
-            raise ValueError(f"rho must be finite and > 0, got {self.rho!r}")
-        if isinstance(self.Ne, bool) or not isinstance(self.Ne, int) or self.Ne < 1:
-            raise ValueError(f"Ne must be an integer >= 1, got {self.Ne!r}")
+        choice("setup", self.setup, LOGISTIC_SETUPS)
+        choice("smoothness", self.smoothness, SMOOTHNESS)
+        check_int("N", self.N, 1, 10)  # small instances
+        check_positive("rho", self.rho)
+        check_int("Ne", self.Ne, 1)
 
     def problem(self):
         from fedrepro.problems import logistic_v1, logistic_v2
@@ -107,14 +104,17 @@ class StateSampling:
     lengths: tuple[float, ...] = (0.3, 3.0, 30.0)
 
     def __post_init__(self) -> None:
-        if not self.radii or any(not (math.isfinite(r) and r > 0) for r in self.radii):
-            raise ValueError(f"radii must be a non-empty tuple of finite numbers > 0, got {self.radii!r}")
-        if not self.lengths or any(not (math.isfinite(t) and t > 0) for t in self.lengths):
-            raise ValueError(f"lengths must be a non-empty tuple of finite numbers > 0, got {self.lengths!r}")
+        for name in ("radii", "lengths"):
+            values = getattr(self, name)
+            if not (isinstance(values, (tuple, list)) or (isinstance(values, np.ndarray) and values.ndim == 1)):
+                raise ParameterTypeError(f"{name} must be a tuple of finite numbers > 0, got {values!r} "
+                                         f"({type(values).__name__})")
+            if len(values) == 0:
+                raise ValueError(f"{name} must be a non-empty tuple of finite numbers > 0, got {values!r}")
+            for v in values:
+                check_positive(name, v)
         for name in ("per_radius", "restarts", "steps", "directions"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ValueError(f"{name} must be an integer >= 0, got {v!r}")
+            check_int(name, getattr(self, name), 0)
 
 
 def _split(problem, s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -49,6 +49,7 @@ import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.validate import ParameterTypeError, check_int, check_nonnegative, check_positive
+from fedrepro.fedplt.checks._validate import choice
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 from fedrepro.problems.base import FederatedProblem
 
@@ -107,19 +108,17 @@ class PEPInstance:
         check_int("Ne", self.Ne)
         check_int("N", self.N)
         check_int("rounds", self.rounds)
-        if self.solver not in PEP_SOLVERS:
-            raise ValueError(f"solver must be one of {PEP_SOLVERS}, got {self.solver!r}")
-        if self.norm not in NORMS:
-            raise ValueError(f"norm must be one of {NORMS}, got {self.norm!r}")
+        choice("solver", self.solver, PEP_SOLVERS)
+        choice("norm", self.norm, NORMS)
         if self.norm == "z" and self.solver != "prox":
             raise ValueError(f"norm='z' needs solver='prox' (with local GD/AGD the warm start x is part of the "
                              f"state, and the round is unbounded in z alone), got solver={self.solver!r}")
         if self.gamma is not None:
+            g = check_positive("gamma", self.gamma)
             if self.solver != "gd":
                 raise ValueError(f"gamma is only used by solver='gd', got gamma={self.gamma!r} with "
                                  f"solver={self.solver!r}")
             upper = ops.max_local_step(self.rho, lam, lam_bar)
-            g = check_positive("gamma", self.gamma)
             if not g < upper:
                 raise ValueError(f"gamma must lie in (0, 2/(lam_bar + 1/rho)) = (0, {upper:.6g}), got {self.gamma!r}")
 
@@ -130,8 +129,13 @@ class PEPInstance:
 
 
 def default_step(rho: float, lam: float, lam_bar: float) -> float:
-    """The library's default local GD step ``2/(lam_bar + lam + 2/rho)`` (v2 §IV-B)."""
-    return ops.default_local_step(rho, lam, lam_bar)
+    """The library's default local GD step ``2/(lam_bar + lam + 2/rho)`` (v2 §IV-B); a step
+    beyond the float range (``rho`` huge, ``lam_bar`` tiny) is refused."""
+    step = ops.default_local_step(rho, lam, lam_bar)
+    if not math.isfinite(step):
+        raise ValueError(f"the step 2/(lam_bar + lam + 2/rho) overflows, got rho={rho!r}, lam={lam!r}, "
+                         f"lam_bar={lam_bar!r}")
+    return step
 
 
 @dataclass

@@ -21,6 +21,7 @@ import numpy as np
 from fedrepro.core import operators as ops
 from fedrepro.fedplt.checks.instances import affine_round
 from fedrepro.fedplt.checks.result import CheckResult, make_result
+from fedrepro.privacy.validate import check_order, real_array
 
 __all__ = [
     "Lemma5Instance", "check_lemma5",
@@ -127,8 +128,31 @@ def linear_gaussian_moments(inst: Proposition4Instance, engine: str = "implement
 
 def gaussian_renyi_divergence(alpha: float, dmu: np.ndarray, Sigma: np.ndarray) -> float:
     """``D_alpha(N(mu, Sigma) || N(mu', Sigma)) = alpha/2 dmu^T Sigma^+ dmu``; ``inf`` when
-    ``dmu`` leaves the range of ``Sigma`` (the two laws are then mutually singular)."""
+    ``dmu`` leaves the range of ``Sigma`` (the two laws are then mutually singular).
+
+    ``alpha``: a Rényi order in ``(1, inf)``; ``dmu``: a non-empty finite vector of length
+    ``d``; ``Sigma``: a finite ``d x d`` covariance (symmetric positive semidefinite, up to
+    round-off: eigenvalues below ``-1e-8`` times the largest magnitude are refused). Array
+    inputs are used as given; other sequences are converted with :func:`numpy.asarray`."""
+    check_order(alpha, "alpha")
+    dmu_arr = real_array("dmu", dmu)
+    if dmu_arr.ndim != 1 or dmu_arr.size == 0 or not np.all(np.isfinite(dmu_arr)):
+        raise ValueError(f"dmu must be a non-empty finite vector, got {dmu!r}")
+    d = dmu_arr.size
+    Sigma_arr = real_array("Sigma", Sigma)
+    if Sigma_arr.shape != (d, d) or not np.all(np.isfinite(Sigma_arr)):
+        raise ValueError(f"Sigma must be a finite {d} x {d} matrix (dmu has length {d}), got shape "
+                         f"{Sigma_arr.shape}")
+    if not isinstance(dmu, np.ndarray):
+        dmu = np.asarray(dmu)
+    if not isinstance(Sigma, np.ndarray):
+        Sigma = np.asarray(Sigma)
     w, V = np.linalg.eigh(0.5 * (Sigma + Sigma.T))
+    if not np.all(np.isfinite(w)):
+        raise ValueError("Sigma is too large: its eigenvalues overflow")
+    if w.min() < -1e-8 * np.abs(w).max():
+        raise ValueError(f"Sigma must be positive semidefinite, got an eigenvalue {w.min():g} "
+                         f"(largest magnitude {np.abs(w).max():g})")
     keep = w > 1e-12 * max(w.max(), 1e-300)
     coef = V.T @ dmu
     outside = np.linalg.norm(coef[~keep])

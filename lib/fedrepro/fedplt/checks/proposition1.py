@@ -8,11 +8,14 @@ On quadratic costs one full-participation round is the affine map ``s -> M s + m
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from fedrepro.core import operators as ops
+from fedrepro.core.validate import check_int, check_positive
+from fedrepro.fedplt.checks._validate import choice, finite_penalty, generator
 from fedrepro.fedplt.checks.instances import affine_round, local_step_size, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 
@@ -25,9 +28,7 @@ VARIANTS = ("paper", "corrected")
 
 
 def _variant(variant: str) -> bool:
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
-    return variant == "corrected"
+    return choice("variant", variant, VARIANTS) == "corrected"
 
 
 @dataclass(frozen=True)
@@ -118,8 +119,18 @@ def check_lemma7_one_step(rho: float, lam: float, lam_bar: float, variant: str =
     that makes ``S`` stable. With ``Ne = 1``, ``S`` is stable iff
     ``chi < (1-zeta)/(1-zeta+4c)``, and no GD step gives ``chi`` below
     ``(kappa_d-1)/(kappa_d+1)``. Observed: that smallest ``chi``; bound: the threshold
-    (strict: ``atol = -1e-12``)."""
-    info = ops.gd_one_step_threshold(rho, lam, lam_bar, corrected=_variant(variant))
+    (strict: ``atol = -1e-12``).
+
+    ``rho > 0``, ``0 < lam <= lam_bar`` finite, such that ``1/rho``, ``rho lam_bar`` and
+    ``lam + lam_bar + 2/rho`` are finite (else ``zeta`` or the default step leave the float
+    range)."""
+    corrected = _variant(variant)
+    check_positive("rho", rho)
+    lam_f, lam_bar_f = ops._moduli(lam, lam_bar)
+    finite_penalty(rho, lam_bar, with_product=True)
+    if not math.isfinite(lam_bar_f + lam_f + 2.0 / float(rho)):
+        raise ValueError(f"lam + lam_bar + 2/rho must be finite, got rho={rho!r}, lam={lam!r}, lam_bar={lam_bar!r}")
+    info = ops.gd_one_step_threshold(rho, lam, lam_bar, corrected=corrected)
     return make_result(info["chi_min"], info["threshold"], rtol=0.0, atol=-1e-12, **info)
 
 
@@ -128,8 +139,8 @@ def lemma7_condition_agreement(count: int, rng: np.random.Generator) -> dict[str
     on ``[1e-3, 1e2]``): how often the closed-form condition (:func:`~fedrepro.core.operators.lemma7_condition`)
     and the condition printed in Appendix B-B disagree with ``rho(S) < 1`` computed from the
     eigenvalues."""
-    if count < 1:
-        raise ValueError(f"count must be >= 1, got {count!r}")
+    check_int("count", count, 1)
+    generator("rng", rng)
     zeta = rng.random(count)
     a = rng.random(count)
     c = 10 ** rng.uniform(-3, 2, count)

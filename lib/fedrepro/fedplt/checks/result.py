@@ -7,6 +7,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
+from fedrepro.core.validate import ParameterTypeError, as_real, check_finite, check_nonnegative
+
 __all__ = ["CheckResult", "make_result"]
 
 
@@ -33,11 +37,23 @@ def make_result(observed: float, bound: float, *, rtol: float, atol: float = 0.0
     ``applicable=False`` marks an instance outside the statement's hypotheses (e.g. an
     unstable ``S``): the statement claims nothing there, so it holds vacuously and the
     ratio is ``nan`` (left out of the ratio statistics).
+
+    ``observed`` and ``bound`` are real numbers (not NaN; ``+-inf`` allowed, not both at
+    once where applicable: their ratio is undefined), ``rtol`` is in ``[0, inf)``, ``atol``
+    finite (it may be negative, to make a bound strict) and ``applicable`` a boolean.
     """
+    as_real("observed", observed)
+    as_real("bound", bound)
+    check_nonnegative("rtol", rtol)
+    check_finite("atol", atol)
+    if not isinstance(applicable, (bool, np.bool_)):
+        raise ParameterTypeError(f"applicable must be a boolean, got {applicable!r} ({type(applicable).__name__})")
     observed, bound = float(observed), float(bound)
     if not applicable:
         return CheckResult(observed, bound, True, math.nan,
                            {"rtol": rtol, "atol": atol, "applicable": False, **details})
+    if math.isinf(observed) and math.isinf(bound):
+        raise ValueError(f"observed and bound cannot both be infinite, got observed={observed!r}, bound={bound!r}")
     holds = bool(observed <= bound * (1 + rtol) + atol)
     if bound != 0:
         ratio = observed / bound

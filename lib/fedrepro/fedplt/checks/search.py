@@ -17,7 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.core.validate import ParameterTypeError, check_int
 from fedrepro.fedplt.checks import accelerated, contraction, privacy, proposition1, stochastic
+from fedrepro.fedplt.checks._validate import generator
 from fedrepro.fedplt.checks.result import CheckResult
 
 __all__ = ["Param", "Statement", "STATEMENTS", "statement", "random_instances", "evaluate",
@@ -190,6 +192,9 @@ _register(Statement(
 
 def statement(name: str) -> Statement:
     """The registered statement ``name`` (see :data:`STATEMENTS`)."""
+    if not isinstance(name, str):
+        raise ParameterTypeError(f"statement name must be a string, one of {sorted(STATEMENTS)}, got {name!r} "
+                                 f"({type(name).__name__})")
     if name not in STATEMENTS:
         raise ValueError(f"statement must be one of {sorted(STATEMENTS)}, got {name!r}")
     return STATEMENTS[name]
@@ -204,8 +209,8 @@ def random_instances(name: str, count: int, rng: np.random.Generator) -> list[An
     """``count`` instances of statement ``name`` drawn uniformly from its box (each with its
     own data seed from ``rng``)."""
     st = statement(name)
-    if isinstance(count, bool) or not isinstance(count, (int, np.integer)) or count < 0:
-        raise ValueError(f"count must be an integer >= 0, got {count!r}")
+    check_int("count", count, 0)
+    generator("rng", rng)
     U = rng.random((count, len(st.params)))
     seeds = rng.integers(0, 2**31 - 1, count)
     return [_instance(st, U[i], int(seeds[i])) for i in range(count)]

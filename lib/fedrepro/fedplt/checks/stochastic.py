@@ -17,9 +17,10 @@ from scipy.special import gammaln
 
 from fedrepro.core import operators as ops
 from fedrepro.core.linalg import top_singular
-from fedrepro.core.validate import check_interval
+from fedrepro.core.validate import check_int, check_interval, check_nonnegative
 from fedrepro.fedplt.checks.instances import affine_round, local_step_size, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
+from fedrepro.privacy.validate import real_array
 
 __all__ = [
     "Lemma4Instance", "check_lemma4", "expected_gaussian_norm",
@@ -32,8 +33,15 @@ MC_SIGMAS = 4.0
 
 
 def expected_gaussian_norm(dim: int, std: float) -> float:
-    """``E||e||`` for ``e ~ N(0, std^2 I_dim)``: ``std sqrt(2) Gamma((d+1)/2)/Gamma(d/2)``."""
-    return float(std * math.sqrt(2) * math.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2)))
+    """``E||e||`` for ``e ~ N(0, std^2 I_dim)``: ``std sqrt(2) Gamma((d+1)/2)/Gamma(d/2)``
+    (``dim`` an integer >= 1, ``std`` in ``[0, inf)``; a value beyond the float range is
+    refused)."""
+    check_int("dim", dim, 1)
+    check_nonnegative("std", std)
+    value = float(std * math.sqrt(2) * math.exp(gammaln((dim + 1) / 2) - gammaln(dim / 2)))
+    if not math.isfinite(value):
+        raise ValueError(f"E||e|| overflows for std={std!r}, dim={dim!r} (std too large)")
+    return value
 
 
 def _mc_compare(samples: np.ndarray, bound: np.ndarray, **details) -> CheckResult:
@@ -186,11 +194,37 @@ def _estimate_nu(problem, inst, Xb, Zb, rng, samples: int, engine: str) -> tuple
 
 def proposition2_bound(k: np.ndarray, S_norm: float, p_min: float, p_max: float, start: float, nu: float) -> np.ndarray:
     """Right side of (15): ``sqrt(p_max/p_min)(sigma^k start + (1-sigma^k)/(1-sigma) nu)``,
-    ``sigma = sqrt(1 - p_min + p_min ||S||^2)`` (``k`` times when ``sigma = 1``)."""
-    sigma = math.sqrt(1 - p_min + p_min * S_norm ** 2)
+    ``sigma = sqrt(1 - p_min + p_min ||S||^2)`` (``k`` times when ``sigma = 1``).
+
+    ``k``: iterate indices (real numbers >= 0, an array or a scalar); ``S_norm``, ``start``
+    and ``nu`` in ``[0, inf)``; ``0 < p_min <= p_max <= 1``. Where ``sigma^k`` overflows the
+    bound is ``+inf`` (a zero ``start`` or ``nu`` term stays 0); ``S_norm`` and ``p_min``
+    whose ``sigma`` or ``sqrt(p_max/p_min)`` overflow are refused."""
+    k_arr = real_array("k", k)
+    if not np.all((k_arr >= 0) & np.isfinite(k_arr)):
+        raise ValueError(f"k must be finite iterate indices >= 0, got {k!r}")
+    check_nonnegative("S_norm", S_norm)
+    check_interval("p_min", p_min, 0.0, 1.0, closed_low=False)
+    check_interval("p_max", p_max, 0.0, 1.0, closed_low=False)
+    if not p_min <= p_max:
+        raise ValueError(f"need 0 < p_min <= p_max <= 1, got p_min={p_min!r}, p_max={p_max!r}")
+    check_nonnegative("start", start)
+    check_nonnegative("nu", nu)
+    if not math.isfinite(p_max / p_min):
+        raise ValueError(f"p_max/p_min must be finite, got p_min={p_min!r}, p_max={p_max!r}")
+    try:
+        with np.errstate(over="ignore"):
+            sigma = math.sqrt(1 - p_min + p_min * S_norm ** 2)
+    except OverflowError:
+        sigma = math.inf
+    if not math.isfinite(sigma):
+        raise ValueError(f"S_norm is too large (sigma = sqrt(1 - p_min + p_min S_norm^2) overflows), got {S_norm!r}")
     k = np.asarray(k, dtype=float)
-    geom = k if abs(1 - sigma) < 1e-15 else (1 - sigma ** k) / (1 - sigma)
-    return math.sqrt(p_max / p_min) * (sigma ** k * start + geom * nu)
+    with np.errstate(over="ignore"):  # sigma > 1: sigma^k may overflow to +inf (the bound is then +inf)
+        geom = k if abs(1 - sigma) < 1e-15 else (1 - sigma ** k) / (1 - sigma)
+        first = sigma ** k * start if start else np.zeros_like(k)  # 0, not 0 * inf = nan
+        second = geom * nu if nu else np.zeros_like(k)
+        return math.sqrt(p_max / p_min) * (first + second)
 
 
 def check_proposition2(inst: Proposition2Instance, variant: str = "paper",
