@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from fedrepro.dpfedpaq import algorithms, mlp, noise, quantizer, theorem1
 from tests._contract import Kind, Spec, check_contract
-from tests.test_privacy_api_contract import DELTA, NON_FINITE, NONNEG, POS, _kind
+from tests.test_privacy_api_contract import DELTA, NON_FINITE, NONNEG, _kind
 
 P = dict
 
