@@ -23,10 +23,13 @@ def allowed_tpr(fpr: np.ndarray, epsilon: float, delta: float) -> np.ndarray:
 def roc_figure(result: dict[str, Any]) -> Figure:
     """One panel per ε: the attack's ROC for each sensitivity (no quantizer), log axes, with
     the boundary the claimed (ε, δ) allows (an ROC above it refutes the claim)."""
+    import matplotlib.pyplot as plt
+
     mechs = [m for m in result["mechanisms"] if not m["levels"]]
     epsilons = sorted({float(m["claimed_epsilon"]) for m in mechs})
-    fig = Figure(figsize=(4.2 * len(epsilons), 3.6), layout="constrained")
-    axes = fig.subplots(1, len(epsilons), squeeze=False)[0]
+    fig, axes = plt.subplots(1, len(epsilons), squeeze=False, figsize=(4.2 * len(epsilons), 3.6),
+                             layout="constrained")
+    axes = axes[0]
     grid = np.logspace(-5, 0, 200)
     for ax, eps in zip(axes, epsilons, strict=True):
         for m in (m for m in mechs if float(m["claimed_epsilon"]) == eps):
