@@ -6,7 +6,8 @@ from typing import Any
 
 import pandas as pd
 
-__all__ = ["SENSITIVITY_LABELS", "audit_frame", "broken", "dpsgd_frame", "lower_bound", "refuted"]
+__all__ = ["SENSITIVITY_LABELS", "audit_frame", "broken", "dpsgd_frame", "dpsgd_summary", "fedpaq_summary", "lower_bound",
+           "refuted"]
 
 #: How the chapter names DP-FedPAQ's sensitivities.
 SENSITIVITY_LABELS = {"rigorous": "valid 2ηEC", "theory": "theory 4ηEC", "per_step": "per step 2ηC/b",
@@ -74,3 +75,29 @@ def dpsgd_frame(result: dict[str, Any]) -> pd.DataFrame:
             "claim refuted": refuted(r),
         })
     return pd.DataFrame(rows)
+
+
+def fedpaq_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """The numbers the chapter quotes about the DP-FedPAQ audit: trials per world, how many
+    mechanisms were audited and refuted, the largest lower bound and its claim, and the
+    largest lower bound with the valid sensitivity."""
+    mechs = result["mechanisms"]
+    worst = max(mechs, key=lambda m: m["empirical_epsilon_lower"])
+    valid = [m["empirical_epsilon_lower"] for m in mechs if m["sensitivity"] == "rigorous"]
+    return {"trials": int(mechs[0]["trials"]), "n_mechanisms": len(mechs), "n_refuted": len(broken(result)),
+            "refuted": sorted((m["sensitivity"], float(m["claimed_epsilon"]), int(m["levels"])) for m in broken(result)),
+            "worst_lower": float(worst["empirical_epsilon_lower"]), "worst_claim": float(worst["claimed_epsilon"]),
+            "valid_max": float(max(valid)) if valid else float("nan")}
+
+
+def dpsgd_summary(result: dict[str, Any]) -> dict[str, Any]:
+    """The numbers the chapter quotes about the DP-SGD audit: rounds refuted, the largest
+    valid lower bound at the paper's q and at q = 1, and the improved conversion's claim at q = 1."""
+    rows = result["rounds"]
+    full = [r for r in rows if float(r["q"]) == 1.0]
+    paper = [r for r in rows if float(r["q"]) != 1.0]
+    return {"n_refuted": sum(refuted(r) for r in rows),
+            "lowers": [lower_bound(r) for r in rows],
+            "paper_lower": max(lower_bound(r) for r in paper) if paper else float("nan"),
+            "full_lower": max(lower_bound(r) for r in full) if full else float("nan"),
+            "full_claim": min(float(r["claimed_epsilon_improved"]) for r in full) if full else float("nan")}
