@@ -54,8 +54,14 @@ class DPSGDAuditConfig(ExperimentConfig):
     part = "privacy"
     experiment = "audit-alidpfl-dpsgd"
     verify_rtol = 1e-5
-    verify_note = ("float32 CNN gradients: the scores move by round-off across CPUs; the bounds are "
-                   "rates of thresholded scores")
+    # The bounds are counts of thresholded float32 scores: a kernel that moves a score by
+    # round-off across a threshold moves a count by one, so they are compared loosely.
+    verify_rules = (("result.*epsilon_lower", 0.25, 0.05), ("result.*mu_lower", 0.25, 0.05),
+                    ("result.*epsilon_from_mu", 0.25, 0.05), ("result.*_upper", 0.25, 0.01),
+                    ("result.*roc_*", 0.0, 0.01), ("result.*mu_estimate", 1e-4, 1e-6))
+    verify_note = ("float32 CNN gradients: identical on one machine; across CPUs a score that moves "
+                   "across a threshold moves the counts behind the bounds and the ROC by one (bounds "
+                   "25 % + 0.05, rates 0.01)")
 
     profile: str = "paper"
     # the audited rounds: sampling rate, steps, trials per world. q = 1 (every record in every

@@ -56,8 +56,14 @@ class FedPAQAuditConfig(ExperimentConfig):
     part = "privacy"
     experiment = "audit-dpfedpaq"
     verify_rtol = 1e-6
-    verify_note = ("float32 local updates and noise drawn in float64 then rounded: the scores are "
-                   "identical on one machine, and the bounds move by round-off only across CPUs")
+    # The bounds are counts of thresholded float32 scores: a kernel that moves a score by
+    # round-off across a threshold moves a count by one, so they are compared loosely.
+    verify_rules = (("result.*epsilon_lower", 0.25, 0.05), ("result.*mu_lower", 0.25, 0.05),
+                    ("result.*epsilon_from_mu", 0.25, 0.05), ("result.*_upper", 0.25, 0.01),
+                    ("result.*roc_*", 0.0, 0.01), ("result.*mu_estimate", 1e-4, 1e-6))
+    verify_note = ("float32 local updates and noise drawn in float64 then rounded: identical on one "
+                   "machine; across CPUs a score that moves across a threshold moves the counts behind "
+                   "the bounds and the ROC by one (bounds 25 % + 0.05, rates 0.01)")
 
     profile: str = "paper"
     epsilons: tuple[float, ...] = (0.1, 1.0)
