@@ -32,7 +32,7 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 from fedrepro.alidpfl.dpsgd import DPSGDSettings, dpsgd_step
 from fedrepro.alidpfl.models import make_cnn
 from fedrepro.alidpfl.setting import scale_images
-from fedrepro.chapters.privacy_audit.dpfedpaq import roc_curve
+from fedrepro.chapters.privacy_audit.dpfedpaq import AUDIT_VERIFY_RULES, roc_curve
 from fedrepro.core import rng as rngs
 from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.data.datasets import load_fashion_mnist
@@ -54,11 +54,7 @@ class DPSGDAuditConfig(ExperimentConfig):
     part = "privacy"
     experiment = "audit-alidpfl-dpsgd"
     verify_rtol = 1e-5
-    # The bounds are counts of thresholded float32 scores: a kernel that moves a score by
-    # round-off across a threshold moves a count by one, so they are compared loosely.
-    verify_rules = (("result.*epsilon_lower", 0.25, 0.05), ("result.*mu_lower", 0.25, 0.05),
-                    ("result.*epsilon_from_mu", 0.25, 0.05), ("result.*_upper", 0.25, 0.01),
-                    ("result.*roc_*", 0.0, 0.01), ("result.*mu_estimate", 1e-4, 1e-6))
+    verify_rules = AUDIT_VERIFY_RULES
     verify_note = ("float32 CNN gradients: identical on one machine; across CPUs a score that moves "
                    "across a threshold moves the counts behind the bounds and the ROC by one (bounds "
                    "25 % + 0.05, rates 0.01)")

@@ -39,8 +39,16 @@ from fedrepro.privacy.audit import audit
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 from fedrepro.report.book import check_profile
 
-__all__ = ["FedPAQAuditConfig", "CANARY_PIXEL", "mechanisms", "canary_problems", "scores", "roc_curve", "run_fedpaq_audit",
+__all__ = ["AUDIT_VERIFY_RULES", "FedPAQAuditConfig", "CANARY_PIXEL", "mechanisms", "canary_problems", "scores", "roc_curve", "run_fedpaq_audit",
            "load_fedpaq_audit"]
+
+#: How ``make verify`` compares an audit (both audits' configs): the bounds and rates are counts
+#: of thresholded float32 scores, and a kernel that moves a score by round-off across a
+#: threshold moves a count by one, so they are compared loosely; the rest to ``verify_rtol``.
+AUDIT_VERIFY_RULES: tuple[tuple[str, float | None, float | None], ...] = (
+    ("result.*epsilon_lower", 0.25, 0.05), ("result.*mu_lower", 0.25, 0.05),
+    ("result.*epsilon_from_mu", 0.25, 0.05), ("result.*_upper", 0.25, 0.01),
+    ("result.*roc_*", 0.0, 0.01), ("result.*mu_estimate", 1e-4, 1e-6))
 
 #: A pixel that is 0 in every MNIST training image (the top-left corner).
 CANARY_PIXEL = 0
@@ -56,11 +64,7 @@ class FedPAQAuditConfig(ExperimentConfig):
     part = "privacy"
     experiment = "audit-dpfedpaq"
     verify_rtol = 1e-6
-    # The bounds are counts of thresholded float32 scores: a kernel that moves a score by
-    # round-off across a threshold moves a count by one, so they are compared loosely.
-    verify_rules = (("result.*epsilon_lower", 0.25, 0.05), ("result.*mu_lower", 0.25, 0.05),
-                    ("result.*epsilon_from_mu", 0.25, 0.05), ("result.*_upper", 0.25, 0.01),
-                    ("result.*roc_*", 0.0, 0.01), ("result.*mu_estimate", 1e-4, 1e-6))
+    verify_rules = AUDIT_VERIFY_RULES
     verify_note = ("float32 local updates and noise drawn in float64 then rounded: identical on one "
                    "machine; across CPUs a score that moves across a threshold moves the counts behind "
                    "the bounds and the ROC by one (bounds 25 % + 0.05, rates 0.01)")
