@@ -56,7 +56,8 @@ def merge_streams(outputs: list) -> list:
     """Drop stderr (progress bars and the run's warnings: they change from run to run and
     may name local paths) and join consecutive stdout chunks: how the kernel splits printed
     text into chunks depends on timing, the text itself does not. The outputs given are not
-    changed (a joined chunk is a new output)."""
+    changed (a joined chunk is a new output of the type of the chunk it extends: a notebook's
+    outputs stay ``NotebookNode`` objects, which ``nbformat.write`` needs)."""
     merged: list = []
     for out in outputs:
         if out.get("output_type") == "stream" and out.get("name") == "stderr":
@@ -64,7 +65,7 @@ def merge_streams(outputs: list) -> list:
         prev = merged[-1] if merged else None
         if (out.get("output_type") == "stream" and prev is not None
                 and prev.get("output_type") == "stream" and prev.get("name") == out.get("name")):
-            merged[-1] = {**prev, "text": _stream_text(prev) + _stream_text(out)}
+            merged[-1] = type(prev)({**prev, "text": _stream_text(prev) + _stream_text(out)})
         else:
             merged.append(out)
     return merged
