@@ -335,3 +335,15 @@ def test_scorecard_outcomes_cover_every_assigned_item():
 
     items = {it.id: it for it in build(out)}
     assert all(items[k].status in ("match", "miss") for k in out)
+
+
+@pytest.mark.parametrize("K_prox, plateau, cause", [
+    ([60, 9, 4, 7], 8.0, "model-or-data-differs"),   # our PRS limit (4) below the paper's plateau (8)
+    ([60, 9, 8, 11], 8.0, "open"),                   # equal limits: the limit does not separate them
+    ([-1, -1, -1, -1], 8.0, "open"),                 # PRS never reached the tolerance
+])
+def test_prs_limit_cause_compares_the_exact_prs_limit_with_the_paper_plateau(K_prox, plateau, cause):
+    v2 = {"K_prox": np.array(K_prox), "rhos": np.array([0.1, 0.5, 1.0, 2.0])}
+    got, why = sc.prs_limit_cause(v2, plateau)
+    assert got == cause
+    assert "exact PRS" in why and f"is {plateau:g}" in why

@@ -372,14 +372,19 @@ def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
             cause, evidence, why = tuning_cause(c["paper_K"], None if unit is None else tuning_range(unit), evidence)
             out[cid] = Outcome(ours=float(c["ours"]), reason=f"{_cell_reason(c)}; {why}", cause=cause,
                                evidence=evidence)
+    from fedrepro.chapters.fedplt.readings.effects import table_causes
+
+    causes = table_causes("fedplt-v1-TII", profile)
     for cid, c in cmp.v1_rate_cells(profile).items():
         if c["ours"] is None:
             out[cid] = Outcome(ours="N/A", status="match" if c["paper_text"] == "N/A" else "miss",
                                reason="the class has no partial participation (partial_participation = False)")
         else:
-            out[cid] = Outcome(ours=float(c["ours"]),
+            cause, evidence, why = causes.get(cid, ("", "", ""))
+            out[cid] = Outcome(ours=float(c["ours"]), cause=cause or None, evidence=evidence,
                                reason=f"median of per-trial fits {sig3(c['median'])}; tuned "
-                                      + ", ".join(f"{k}={sig3(v)}" for k, v in c["params"].items()))
+                                      + ", ".join(f"{k}={sig3(v)}" for k, v in c["params"].items())
+                                      + (f"; {why}" if why else ""))
     return out
 
 

@@ -157,19 +157,27 @@ def _table_vi(cohorts: dict[str, Any]) -> dict[str, Outcome]:
     return _cells("fedplt-v2-TVI", ours, why, ctx)
 
 
-def _table_iii(rates: dict[str, Any]) -> dict[str, Outcome]:
+def _table_iii(rates: dict[str, Any], profile: str = "paper") -> dict[str, Outcome]:
     from fedrepro.chapters.fedplt.participation_privacy.participation import mean_contraction
 
     N = int(rates["N"])
     a = np.asarray(rates["agents"])
     r1 = float(rates["rate"][a == N][0])
+    from fedrepro.chapters.fedplt.readings.effects import table_causes
+    from fedrepro.report.paper import load_table
+
+    paper_r1 = {int(c.row): c.value for c in load_table("fedplt-v1-TIII")}[N]
     ours = {str(int(c)): float(rates["rate"][i]) for i, c in enumerate(a)}
-    why = {str(int(c)): (f"our full-participation rate is {sig3(r1)} (paper 0.531) on our random data; the rate at c "
-                         f"agents follows 1 - p(1 - r) = {sig3(float(mean_contraction(c / N, r1)))} with our r")
+    why = {str(int(c)): (f"our full-participation rate is {sig3(r1)} (paper {sig3(paper_r1)}) on our random data; the "
+                         f"rate at c agents follows 1 - p(1 - r) = {sig3(float(mean_contraction(c / N, r1)))} with our r")
            for c in a}
     ctx = (f"fit (spec 9.7) of the mean over {int(rates['trials'])} runs of log ||x_k - 1 x*||, rho = "
            f"{sig3(rates['rho'])} (best full-participation rate)")
-    return _cells("fedplt-v1-TIII", ours, why, ctx)
+    out = _cells("fedplt-v1-TIII", ours, why, ctx)
+    for cid, (cause, evidence, sentence) in table_causes("fedplt-v1-TIII", profile).items():
+        o = out[cid]
+        out[cid] = Outcome(ours=o.ours, reason=f"{o.reason}; {sentence}", cause=cause, evidence=evidence)
+    return out
 
 
 def _table_noise(result: dict[str, Any], tid: str) -> dict[str, Outcome]:
@@ -323,7 +331,7 @@ def outcomes(profile: str = "paper") -> dict[str, Outcome]:
     v1 = noise.load_noise(profile, "v1")
     out: dict[str, Outcome] = {}
     out.update(_table_vi(cohorts))
-    out.update(_table_iii(rates))
+    out.update(_table_iii(rates, profile))
     out.update(_table_noise(v2, "fedplt-v2-TVII"))
     out.update(_table_noise(v1, "fedplt-v1-TIV"))
     out.update(_participation_claims(cohorts, rates, exact))

@@ -1,0 +1,164 @@
+"""Readings of the Fed-PLT v1 problem (``fedrepro.chapters.fedplt.readings``).
+
+The reading's problem against the v1 cost written out here from the paper (an independent
+plain-numpy loop over the samples), the experiments on small instances, the classification
+of effects on synthetic numbers (each outcome reachable), and the stored paper-profile
+results (read-only: never recomputed here)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fedrepro.chapters.fedplt.readings import effects
+from fedrepro.chapters.fedplt.readings import experiments as rx
+from fedrepro.core.cache import read_only
+
+
+def _v1_cost_by_hand(A: np.ndarray, b: np.ndarray, x: np.ndarray, weight: float) -> list[float]:
+    """v1 §VII: ``f_i(x) = (1/m) sum_h log(1 + exp(-b_h a_h^T x)) + (weight/2) ||x||^2``,
+    one agent and one sample at a time."""
+    out = []
+    for i in range(A.shape[0]):
+        total = 0.0
+        for h in range(A.shape[1]):
+            total += math.log1p(math.exp(-float(b[i, h]) * float(A[i, h] @ x)))
+        out.append(total / A.shape[1] + 0.5 * weight * float(x @ x))
+    return out
+
+
+@pytest.mark.parametrize("weight, scale", [rx.MAIN, rx.PRINTED_CLASS, (5.0, 3.0)])
+def test_reading_problem_is_the_printed_cost_with_that_weight(weight, scale):
+    p = rx.reading_problem(weight, scale, seed=0)
+    x = np.random.default_rng(1).standard_normal(p.n)
+    ours = p.cost(np.tile(x, (p.N, 1)))
+    # tolerance: float64 sums of 20 terms, evaluated in another order
+    np.testing.assert_allclose(ours, _v1_cost_by_hand(p.features, p.labels, x, weight), rtol=1e-12)
+    assert p.lam == pytest.approx(weight, rel=1e-12)  # strong convexity of every f_i is the weight
+    feats = p.features[:, :, 1:]  # column 0 is the constant-1 intercept
+    assert np.all(p.features[:, :, 0] == 1.0)
+    assert np.std(feats) == pytest.approx(scale, rel=0.1)  # 3,000 N(0, s^2) draws: 10 % is > 7 sigma
+
+
+@pytest.mark.parametrize("weight, scale", [(0.0, 1.0), (-1.0, 1.0), (1.0, 0.0), (math.nan, 1.0), (1.0, math.inf)])
+def test_reading_problem_refuses_bad_readings(weight, scale):
+    with pytest.raises(ValueError, match="weight|scale"):
+        rx.reading_problem(weight, scale)
+
+
+def test_the_printed_class_reading_is_ten_times_the_main_weight():
+    # v1 prints eps = 5 and the per-agent cost eps/(2N) ||x||^2 with N = 10
+    assert rx.PRINTED_CLASS[0] == 10 * rx.MAIN[0]
+    assert rx.reading_problem(*rx.MAIN).lam == pytest.approx(0.5)
+
+
+def test_grid_on_a_small_instance(results_dir):
+    cfg = rx.ReadingsGridConfig(profile="quick", weights=(0.5, 5.0), scales=(1.0, 2.0), rhos=(0.1, 0.3, 1.0, 3.0),
+                                K=300)
+    g = rx._run_grid(cfg)
+    assert g["rate"].shape == (2, 2, 4)
+    assert np.all((g["min_rate"] > 0) & (g["min_rate"] < 1))
+    np.testing.assert_array_equal(g["min_rate"], np.nanmin(g["rate"], axis=2))
+    # larger features slow Fed-PLT at each weight; a larger weight (better conditioned) speeds it up
+    assert np.all(g["min_rate"][:, 1] > g["min_rate"][:, 0])
+    assert g["min_rate"][1, 0] < g["min_rate"][0, 0]
+    np.testing.assert_allclose(g["lam"][:, 0], [0.5, 5.0])
+
+
+def test_grid_needs_three_rhos():
+    with pytest.raises(ValueError, match="rhos"):
+        rx._run_grid(rx.ReadingsGridConfig(profile="quick", rhos=(0.3, 1.0)))
+
+
+def test_tables_units_cover_the_v1_table_ii_settings_and_table_iii():
+    cfg = rx.ReadingTablesConfig.for_profile("quick")
+    units = cfg.units()
+    assert units[-1] == "tiii" and len(units) == len(set(units)) == 19
+    assert "tii-gd-full-Fed-PLT" in units and "tii-gd-cohort-Fed-PLT" in units
+    assert not any(u.startswith("tii-gd-cohort-FedLin") for u in units)  # FedLin: N/A under partial participation
+
+
+def test_table_units_on_a_small_instance():
+    cfg = rx.ReadingTablesConfig.for_profile("quick")
+    u = rx._run_tables_unit(cfg, "tii-gd-full-Fed-PLT")
+    assert 0 < u["rate"] < 1 and set(u["best_params"]) == {"rho"}
+    t = rx._run_tables_unit(rx.ReadingTablesConfig(profile="quick", agents=(5, 10), trials=3, tiii_rhos=(0.3, 1.0),
+                                                   low=1e-8, K_max=600), "tiii")
+    assert t["rate"].shape == (2,) and np.all((t["rate"] > 0) & (t["rate"] < 1))
+    assert t["rate"][0] > t["rate"][1]  # half the agents active: slower than all of them
+
+
+@pytest.mark.parametrize("paper, main, reading, expected", [
+    (0.53, 0.26, 0.50, "matches"),   # within abs 0.05 (v1 Table II tolerance)
+    (0.53, 0.26, 0.40, "closer"),
+    (0.53, 0.26, 0.05, "further"),
+    (0.53, 0.26, math.nan, "no rate"),
+])
+def test_effect_classification(paper, main, reading, expected):
+    assert effects._effect(paper, main, reading, "fedplt-v1-TII") == expected
+
+
+# ------------------------------------------------------------- stored paper-profile results
+@pytest.fixture(scope="module")
+def stored():
+    with read_only():
+        yield {"grid": rx.load_readings_grid("paper"), "tables": rx.load_reading_tables("paper")}
+
+
+@pytest.mark.stored
+def test_stored_grid_is_consistent(stored):
+    g = stored["grid"]
+    np.testing.assert_array_equal(g["min_rate"], np.nanmin(g["rate"], axis=2))
+    np.testing.assert_array_equal(g["argmin_rho"], g["rhos"][np.nanargmin(g["rate"], axis=2)])
+    np.testing.assert_allclose(g["lam"][:, 0], g["weights"])
+
+
+@pytest.mark.stored
+def test_stored_tables_have_every_unit(stored):
+    cfg = rx.ReadingTablesConfig.for_profile("paper")
+    assert set(stored["tables"]["units"]) == set(cfg.units())
+    cells = effects.table_ii_cells("paper")
+    assert len(cells) == 18 and all(c["effect"] in ("matches", "closer", "further", "no rate") for c in cells.values())
+    assert len(effects.table_iii_cells("paper")) == 10
+
+
+def _cell(paper, ours, reading, effect):
+    return {"paper": paper, "ours": ours, "reading": reading, "effect": effect}
+
+
+@pytest.mark.parametrize("cell, cause", [
+    (_cell(0.53, 0.26, 0.51, "matches"), "unstated-setting"),
+    (_cell(0.56, 0.25, 0.45, "closer"), "unstated-setting"),     # 0.65 of the gap closed
+    (_cell(0.90, 0.49, 0.58, "closer"), "open"),                 # 0.22 of the gap closed
+    (_cell(0.53, 0.26, 0.07, "further"), "open"),
+    (_cell(0.53, 0.26, math.nan, "no rate"), "open"),
+])
+def test_reading_cause_needs_half_the_gap_closed(cell, cause):
+    got, evidence, why = effects.reading_cause(cell, "weight 5, s = 1", "fedplt/x.json")
+    assert got == cause
+    assert (evidence == "fedplt/x.json") == (cause == "unstated-setting")
+    assert "weight 5, s = 1" in why
+
+
+def test_table_causes_use_one_reading_per_table(monkeypatch):
+    # reading A explains cell 1 only, reading B cells 2 and 3: B is chosen, and cell 1 stays open
+    # although A alone would explain it (no cherry-picking a reading per cell)
+    a, b = (5.0, 1.0), (0.5, 1.5)
+    cells = {a: {"c1": _cell(0.5, 0.2, 0.49, "matches"), "c2": _cell(0.5, 0.2, 0.1, "further"),
+                 "c3": _cell(0.5, 0.2, 0.1, "further"), "c4": _cell(0.5, 0.52, 0.1, "further")},
+             b: {"c1": _cell(0.5, 0.2, 0.1, "further"), "c2": _cell(0.5, 0.2, 0.48, "matches"),
+                 "c3": _cell(0.5, 0.2, 0.46, "matches"), "c4": _cell(0.5, 0.52, 0.1, "further")}}
+    monkeypatch.setattr(effects, "readings", lambda profile="paper": [a, b])
+    monkeypatch.setattr(effects, "_cells_under", lambda tid, profile, r: cells[r])
+    monkeypatch.setattr(effects, "evidence_of", lambda profile, w, s: f"fedplt/w{w:g}-s{s:g}.json")
+    causes = effects.table_causes("fedplt-v1-TII")
+    assert causes["c2"][:2] == causes["c3"][:2] == ("unstated-setting", "fedplt/w0.5-s1.5.json")
+    assert causes["c1"][0] == "open" and "0.49" in causes["c1"][2]
+    assert "c4" not in causes  # matches in the main setting: nothing to explain
+
+
+def test_cells_under_refuses_other_tables():
+    with pytest.raises(ValueError, match="tid"):
+        effects._cells_under("fedplt-v2-TII", "paper", rx.PRINTED_CLASS)
