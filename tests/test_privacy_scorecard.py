@@ -51,3 +51,14 @@ def test_bad_profile_and_config():
         experiments.run_proposition4(experiments.Proposition4Config(profile="fast"))
     with pytest.raises(ValueError, match="config"):
         experiments.load(object())
+
+
+def test_a_count_that_overspends_its_budget_is_an_erratum_of_the_paper():
+    from fedrepro.chapters.privacy_accounting import experiments
+    from fedrepro.chapters.privacy_accounting.scorecard import overspending_cause
+
+    cfg = experiments.IterationCountsConfig(profile="paper")
+    cause, evidence = overspending_cause(3.75 + 2 * cfg.tolerance, 3.75, cfg)
+    assert cause == "paper-erratum" and evidence == f"privacy/{cfg.result_name()}.json"
+    # within the search's tolerance the count may come from another search: not an error
+    assert overspending_cause(3.75 + 0.5 * cfg.tolerance, 3.75, cfg) == (None, "")

@@ -73,15 +73,26 @@ def table_outcomes(profile: str = "paper") -> dict[str, Outcome]:
         if eps not in ours:
             out[cell.id] = Outcome(status="not-run", reason=f"budget eps={eps} is not in {cfg.experiment}")
             continue
-        reason = ""
+        reason, cause, evidence = "", None, ""
         if cell.value is not None and int(cell.value) != ours[eps]:
             eps_paper, _ = budget.epsilon_after_steps(float(cell.value), cfg.q, cfg.sigma, cfg.delta)
             reason = (f"the paper's recipe (q={cfg.q}, sigma={cfg.sigma}, delta={cfg.delta:g}, basic "
                       f"conversion, orders 2..64, bisection tol {cfg.tolerance}) gives {ours[eps]} steps "
                       f"(eps={eps_ours[eps]:.4f}); {int(cell.value)} steps spend eps={eps_paper:.4f} "
                       f"> {eps}")
-        out[cell.id] = Outcome(ours=ours[eps], reason=reason)
+            cause, evidence = overspending_cause(float(eps_paper), eps, cfg)
+        out[cell.id] = Outcome(ours=ours[eps], reason=reason, cause=cause, evidence=evidence)
     return out
+
+
+def overspending_cause(spent: float, budget_eps: float,
+                       cfg: experiments.IterationCountsConfig) -> tuple[str | None, str]:
+    """(cause, evidence) of a count of the paper that differs from its own recipe's: a count
+    that spends more than its budget plus the search's tolerance is an error of the paper
+    (``paper-erratum``, shown by the stored counts); otherwise the cause is not known."""
+    if spent > budget_eps + cfg.tolerance:
+        return "paper-erratum", f"privacy/{cfg.result_name()}.json"
+    return None, ""
 
 
 def _dpfedpaq_claims(res: dict[str, Any], cfg: claims.MechanismClaimsConfig) -> dict[str, Outcome]:
@@ -189,9 +200,13 @@ def _alidpfl_c18(profile: str = "paper") -> Outcome:
             rs, n = next((r, k) for r in claims.ALIDPFL_DESIGN_SERVER_ROUNDS for k in claims.ALIDPFL_DESIGN_RATIOS
                          if r / k == point[0])
             notes.append(f"{paper_counts[e]} is exactly the design value R_s/n = {rs}/{n:g}")
+    spent = [float(budget.epsilon_after_steps(float(paper_counts[e]), cfg.q, cfg.sigma, cfg.delta)[0])
+             for e in mismatched]
+    causes = {overspending_cause(x, e, cfg) for x, e in zip(spent, mismatched, strict=True)}
+    cause, evidence = causes.pop() if len(causes) == 1 else (None, "")
     return Outcome(
         ours=f"{len(eps_sorted) - len(mismatched)}/{len(eps_sorted)} counts reproduced ({text})",
-        status="miss",
+        status="miss", cause=cause, evidence=evidence,
         reason=(f"the paper's own recipe (basic RDP conversion, orders 2..64, the code's bisection) reproduces "
                 f"the list except {text}: " + "; ".join(notes) + f"; {design_text}, so the design is met "
                 f"approximately"))

@@ -20,7 +20,7 @@ from fedrepro.chapters.dpfedpaq.experiments.runs import GROUPS, RunsConfig, comb
 from fedrepro.core.cache import run_units
 from fedrepro.report.scorecard import Outcome
 
-__all__ = ["outcomes", "outcomes_for"]
+__all__ = ["growth_cause", "outcomes", "outcomes_for"]
 
 
 def _all_runs(profile: str) -> dict[str, Any]:
@@ -33,12 +33,33 @@ def _all_runs(profile: str) -> dict[str, Any]:
     return out
 
 
+def growth_cause(holds: bool | None, why: str, evidence: str) -> tuple[str, str, str]:
+    """(cause, evidence, sentence) of a miss among Figs. 2b–d and their claims, from its
+    verdict on the runs whose noise grows with E (:mod:`.noise_growth`): holding there, the
+    miss comes from the noise of the authors' code, whose sensitivity the paper does not state
+    (``unstated-setting``); otherwise it stays ``open``."""
+    what = "with a noise that grows with E (per-step sensitivity 2 eta C/b, same eps and seeds)"
+    if holds:
+        return "unstated-setting", evidence, f"{what} it holds: {why}"
+    return "open", "", f"tried {what}: it still fails ({why}); not understood yet"
+
+
 def outcomes_for(profile: str = "paper") -> dict[str, Outcome]:
-    """The outcomes computed from the stored runs of ``profile`` (all groups required)."""
+    """The outcomes computed from the stored runs of ``profile`` (all groups required); the
+    misses among Figs. 2b–d and their claims carry the cause :func:`growth_cause` finds."""
+    from fedrepro.chapters.dpfedpaq.experiments import noise_growth
+
     out = {}
+    growth: dict[str, tuple[bool | None, str]] = {}
     for item, (status, reason) in verdicts(_all_runs(profile), profile).items():
         ours = None if status == "not-run" else status == "match"
-        out[item] = Outcome(ours=ours, status=status, reason=reason)
+        cause, evidence = None, ""
+        if status == "miss" and item in noise_growth.CLAIMS + noise_growth.FIGURES:
+            growth = growth or noise_growth.verdicts(profile)
+            path = f"dpfedpaq/{noise_growth.GrowthRunsConfig(profile=profile).result_name()}.json"
+            cause, evidence, sentence = growth_cause(*growth[item], path)
+            reason = f"{reason}; {sentence}"
+        out[item] = Outcome(ours=ours, status=status, reason=reason, cause=cause, evidence=evidence)
     return out
 
 

@@ -14,7 +14,8 @@ from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
 from fedrepro.dpfedpaq.quantizer import bits
 from fedrepro.report.book import sig3
 
-__all__ = ["available", "authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "items_frame", "noise_frame",
+__all__ = ["available", "authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "growth_frame",
+           "items_frame", "noise_frame",
            "valid_calibration_frame", "valid_summary", "verdict_counts"]
 
 Runs = Mapping[str, Mapping[str, np.ndarray]]
@@ -177,3 +178,18 @@ def verdict_counts(runs: Runs, profile: str = "paper") -> dict[str, int]:
     for s, _ in _claims.verdicts(runs, profile).values():
         out[s] = out.get(s, 0) + 1
     return dict(sorted(out.items()))
+
+
+def growth_frame(verdicts_: Mapping[str, tuple[str, str]], profile: str = "paper") -> pd.DataFrame:
+    """Figs. 2b–d and their claims: the chapter's verdict (the authors' noise ``C/n_i``) beside
+    the verdict on the runs whose noise grows with E
+    (:func:`fedrepro.chapters.dpfedpaq.experiments.noise_growth.verdicts`) and its evidence."""
+    from fedrepro.chapters.dpfedpaq.experiments import noise_growth
+
+    growth = noise_growth.verdicts(profile)
+    rows = []
+    for item in noise_growth.FIGURES + noise_growth.CLAIMS:
+        ok, why = growth[item]
+        rows.append({"item": item.removeprefix("dpfedpaq-main-"), "authors' noise": verdicts_[item][0],
+                     "noise growing with E": "match" if ok else "miss", "evidence (noise growing with E)": why})
+    return pd.DataFrame(rows).set_index("item")
