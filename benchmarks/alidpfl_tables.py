@@ -27,7 +27,6 @@ import argparse
 import json
 import os
 import platform
-import re
 import resource
 import subprocess
 import sys
@@ -71,18 +70,20 @@ def _table_diff(store: Path, profile: str, seed: int, reading: str) -> float | N
 
 def _existing_work(store: Path, profile: str, seed: int, reading: str) -> list[str]:
     """This config's result, finished units and checkpoints already in ``store`` (paths relative
-    to it): what a run there would resume instead of computing."""
-    from fedrepro.chapters.alidpfl.experiments import TablesConfig
+    to it): what a run there would resume instead of computing. Units and checkpoints of
+    another config or of other code are not resumed (their folders carry both hashes), so
+    they are not listed."""
+    from fedrepro.chapters.alidpfl import experiments
     from fedrepro.core import cache
 
-    cfg = TablesConfig(profile=profile, seed=seed, reading=reading)
+    cfg = experiments.TablesConfig(profile=profile, seed=seed, reading=reading)
     result = cache.result_path(cfg, store)
-    own = re.compile(rf"^{re.escape(cfg.result_name())}-[0-9a-f]{{16}}-[0-9a-f]{{16}}$")
     found = [result] if result.exists() else []
+    key = f"{cfg.result_name()}-{cache.config_hash(cfg)[:16]}-{cache.code_hash([experiments.__name__])[:16]}"
     for kind in (".units", ".checkpoints"):
-        for folder in (store / cfg.part / kind).glob(f"{cfg.result_name()}-*"):
-            if own.match(folder.name):
-                found += [p for p in folder.rglob("*") if p.is_file()]
+        folder = store / cfg.part / kind / key
+        if folder.is_dir():
+            found += [p for p in folder.rglob("*") if p.is_file()]
     return sorted(str(p.relative_to(store)) for p in found)
 
 
