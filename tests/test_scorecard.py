@@ -161,3 +161,19 @@ def test_a_miss_needs_a_known_cause_and_evidence_unless_open(tmp_path):
     assert scorecard.evidence_problems([built["t-2"]], tmp_path) == []
     frame = scorecard.causes_frame(built.values())
     assert int(frame.loc["total", "open"]) == 1 and int(frame.loc["total", "seed-spread"]) == 1
+
+
+def test_no_reason_is_cut_short_or_contradicts_its_status():
+    import re
+
+    items = scorecard.load(REPO / "data" / "results" / "scorecard.json")
+    for it in items:
+        reason = it.reason.strip()
+        assert reason or it.status == "match", f"{it.id}: a {it.status} without a reason"
+        # every bracket closed (intervals such as (0, 0.2] mix the two kinds)
+        assert reason.count("(") + reason.count("[") == reason.count(")") + reason.count("]"), it.id
+        assert not reason.endswith(("…", "...", ",", ";", ":", " -")), f"{it.id}: cut short: {reason[-40:]!r}"
+        if it.status == "match":
+            assert not re.search(r"ours/paper = |not holding", reason), f"{it.id}: a match that reads as a miss"
+        if it.status == "miss":
+            assert not re.match(r"within (rel|abs) ", reason), f"{it.id}: a miss that reads as a match"
