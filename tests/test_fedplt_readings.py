@@ -100,30 +100,6 @@ def test_effect_classification(paper, main, reading, expected):
     assert effects._effect(paper, main, reading, "fedplt-v1-TII") == expected
 
 
-# ------------------------------------------------------------- stored paper-profile results
-@pytest.fixture(scope="module")
-def stored():
-    with read_only():
-        yield {"grid": rx.load_readings_grid("paper"), "tables": rx.load_reading_tables("paper")}
-
-
-@pytest.mark.stored
-def test_stored_grid_is_consistent(stored):
-    g = stored["grid"]
-    np.testing.assert_array_equal(g["min_rate"], np.nanmin(g["rate"], axis=2))
-    np.testing.assert_array_equal(g["argmin_rho"], g["rhos"][np.nanargmin(g["rate"], axis=2)])
-    np.testing.assert_allclose(g["lam"][:, 0], g["weights"])
-
-
-@pytest.mark.stored
-def test_stored_tables_have_every_unit(stored):
-    cfg = rx.ReadingTablesConfig.for_profile("paper")
-    assert set(stored["tables"]["units"]) == set(cfg.units())
-    cells = effects.table_ii_cells("paper")
-    assert len(cells) == 18 and all(c["effect"] in ("matches", "closer", "further", "no rate") for c in cells.values())
-    assert len(effects.table_iii_cells("paper")) == 10
-
-
 def _cell(paper, ours, reading, effect):
     return {"paper": paper, "ours": ours, "reading": reading, "effect": effect}
 
@@ -162,3 +138,68 @@ def test_table_causes_use_one_reading_per_table(monkeypatch):
 def test_cells_under_refuses_other_tables():
     with pytest.raises(ValueError, match="tid"):
         effects._cells_under("fedplt-v2-TII", "paper", rx.PRINTED_CLASS)
+
+
+# ------------------------------------------------------------- v2 Table V with the tight constant
+def test_tight_table_v_copies_the_chapters_protocol():
+    import dataclasses
+
+    from fedrepro.chapters.fedplt.comparison.experiments import LargeComparisonConfig
+    from fedrepro.chapters.fedplt.readings import tight
+
+    for profile in ("quick", "paper"):
+        mine, theirs = tight.TightLargeConfig.for_profile(profile), LargeComparisonConfig.for_profile(profile)
+        assert dataclasses.asdict(mine) == dataclasses.asdict(theirs)
+
+
+def test_tight_table_v_unit_uses_the_tight_constant(results_dir):
+    from fedrepro.chapters.fedplt.comparison.experiments import LargeComparisonConfig
+    from fedrepro.chapters.fedplt.readings import tight
+    from fedrepro.problems.logistic import logistic_v2
+
+    cfg = tight.TightLargeConfig.for_profile("quick")
+    u = tight._run_unit(cfg, "Fed-PLT")
+    big = LargeComparisonConfig.for_profile("quick")
+    loose = logistic_v2(convex=True, seed=big.data_seed, N=big.N, n=big.n, q=big.q)
+    assert u["lam_bar"] == pytest.approx(loose.with_smoothness("tight").lam_bar, rel=1e-12)
+    assert u["lam_bar"] < loose.lam_bar  # the tight constant is the smaller one
+    assert u["converged"] == u["trials"] == 1 and u["mean_K"] > 0
+
+
+@pytest.mark.parametrize("tight_K, cause", [
+    (5.0, "unstated-setting"),    # 46 -> 5 against the paper's 10: 0.86 of the gap closed
+    (30.0, "open"),               # 0.44 of the gap closed
+    (math.nan, "open"),           # no run reached the tolerance
+])
+def test_tight_cause_needs_half_the_gap_closed(tight_K, cause):
+    from fedrepro.chapters.fedplt.comparison.scorecard import tight_cause
+
+    cell = {"paper_K": 10.0, "K": 46.0}
+    got, evidence, why = tight_cause(cell, {"mean_K": tight_K}, "paper", "grid tried")
+    assert got == cause
+    assert evidence.startswith("fedplt/reading-v2-table-v-tight") == (cause == "unstated-setting")
+    assert ("grid tried" in why) == (cause == "open")
+
+
+# ------------------------------------------------------------- stored paper-profile results
+@pytest.fixture(scope="module")
+def stored():
+    with read_only():
+        yield {"grid": rx.load_readings_grid("paper"), "tables": rx.load_reading_tables("paper")}
+
+
+@pytest.mark.stored
+def test_stored_grid_is_consistent(stored):
+    g = stored["grid"]
+    np.testing.assert_array_equal(g["min_rate"], np.nanmin(g["rate"], axis=2))
+    np.testing.assert_array_equal(g["argmin_rho"], g["rhos"][np.nanargmin(g["rate"], axis=2)])
+    np.testing.assert_allclose(g["lam"][:, 0], g["weights"])
+
+
+@pytest.mark.stored
+def test_stored_tables_have_every_unit(stored):
+    cfg = rx.ReadingTablesConfig.for_profile("paper")
+    assert set(stored["tables"]["units"]) == set(cfg.units())
+    cells = effects.table_ii_cells("paper")
+    assert len(cells) == 18 and all(c["effect"] in ("matches", "closer", "further", "no rate") for c in cells.values())
+    assert len(effects.table_iii_cells("paper")) == 10
