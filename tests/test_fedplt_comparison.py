@@ -361,3 +361,21 @@ def test_a_paper_k_inside_our_tuning_grid_is_a_tuning_difference_outside_it_is_o
         assert (cause, evidence) == ("open", "") and side in why
     assert sc.tuning_range({"tune_mean_K": np.array([math.inf])}) is None
     assert sc.tuning_cause(30.0, None, "fedplt/x.json")[0] == "open"
+
+
+def test_a_fastest_claim_inherits_the_cause_of_the_faster_baselines():
+    from fedrepro.chapters.fedplt.comparison.scorecard import TII, fastest_claim_cause
+
+    times = {TII: {("Fed-PLT", "Convex"): 10.0, ("5GCS", "Convex"): 8.0, ("LED", "Convex"): 12.0}}
+    cells = {(TII, "Fed-PLT", "Convex"): ("match", None, ""),
+             (TII, "5GCS", "Convex"): ("miss", "tuning-range", "fedplt/comparison-times.json"),
+             (TII, "LED", "Convex"): ("miss", None, "")}  # slower than Fed-PLT: irrelevant
+    assert fastest_claim_cause([(TII, "Convex")], times, cells)[:2] == ("tuning-range", "fedplt/comparison-times.json")
+    # Fed-PLT's own cell misses: the cells do not explain the claim
+    own = {**cells, (TII, "Fed-PLT", "Convex"): ("miss", "open", "")}
+    cause, _, why = fastest_claim_cause([(TII, "Convex")], times, own)
+    assert cause == "open" and "Fed-PLT's own TII Convex cell misses" in why
+    # a faster baseline that matches the paper is faster in the paper too
+    also = {**cells, (TII, "5GCS", "Convex"): ("match", None, "")}
+    cause, _, why = fastest_claim_cause([(TII, "Convex")], times, also)
+    assert cause == "open" and "faster in the paper too" in why
