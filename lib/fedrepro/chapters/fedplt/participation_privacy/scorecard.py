@@ -199,6 +199,11 @@ def _table_noise(result: dict[str, Any], tid: str) -> dict[str, Outcome]:
             why[k] = (f"the paper's errors level off at {sig3(low)} for small noise (an offset that does not depend on "
                       f"tau, see the chapter); ours have no floor (noiseless error after the burn-in "
                       f"{roundoff(float(result['noiseless'][q][-1]))})")
+            offsets = result.get("reference_offsets")
+            if offsets:
+                why[k] += (f"; tried: an error measured against the solution of the other regulariser (printed "
+                           f"cost against printed class) would level off at {sig3(offsets['stated_eps_model'])} "
+                           f"on our data, not {sig3(low)}; not understood yet")
         else:
             why[k] = f"our random data: the noise term is {sig3(v / paper[k])} x the paper's"
     ctx = (f"{_LABELS[q]} averaged over {result['K_avg']} iterations after a burn-in of {result['K_burn']} and "
