@@ -14,11 +14,12 @@ from the tight constant. The effect on each cell of Table V is :func:`effects_fr
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from fedrepro.chapters.fedplt.comparison.experiments import ALGORITHMS
-from fedrepro.core.cache import ExperimentConfig, run_units
+from fedrepro.chapters.fedplt.comparison.experiments import LargeComparisonConfig
+from fedrepro.core.cache import run_units
 from fedrepro.report.book import check_profile, sig3
 
 if TYPE_CHECKING:
@@ -28,37 +29,15 @@ __all__ = ["TightLargeConfig", "load_tight_large", "effects_frame"]
 
 
 @dataclass(frozen=True)
-class TightLargeConfig(ExperimentConfig):
-    """v2 Table V with the tight smoothness constant; the other fields are those of
-    :class:`~fedrepro.chapters.fedplt.comparison.experiments.LargeComparisonConfig` of the
-    same profile (:meth:`for_profile` copies them)."""
+class TightLargeConfig(LargeComparisonConfig):
+    """v2 Table V with the tight smoothness constant: the fields (and their defaults per
+    profile) are those of :class:`~fedrepro.chapters.fedplt.comparison.experiments.LargeComparisonConfig`,
+    whose random streams it shares."""
 
-    part: ClassVar[str] = "fedplt"
     experiment: ClassVar[str] = "reading-v2-table-v-tight"
-    seed_name: ClassVar[str] = "fedrepro.fedplt.experiments.comparison:LargeComparisonConfig"  # the same streams
-
-    profile: str = "paper"
-    N: int = 100
-    n: int = 100
-    q: int = 250
-    data_seed: int = 0
-    Ne: int = 5
-    tol: float = 1e-5
-    tune_trials: int = 1
-    eval_trials: int = 20
-    tune_seed: int = 0
-    eval_seed: int = 1
-    caps: tuple[int, ...] = (100, 400, 2000, 5000)
-    max_runs: int = 24
-    radius: int = 2
-    algorithms: tuple[str, ...] = ALGORITHMS
 
     @classmethod
     def for_profile(cls, profile: str) -> TightLargeConfig:
-        import dataclasses
-
-        from fedrepro.chapters.fedplt.comparison.experiments import LargeComparisonConfig
-
         base = LargeComparisonConfig.for_profile(check_profile(profile))
         return cls(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
 
