@@ -10,7 +10,7 @@ from matplotlib.figure import Figure
 
 from fedrepro.chapters.privacy_audit.tables import SENSITIVITY_LABELS
 
-__all__ = ["roc_figure", "allowed_tpr"]
+__all__ = ["roc_figure", "rows_roc_figure", "allowed_tpr"]
 
 
 def allowed_tpr(fpr: np.ndarray, epsilon: float, delta: float) -> np.ndarray:
@@ -47,4 +47,28 @@ def roc_figure(result: dict[str, Any]) -> Figure:
         ax.set_title(f"claimed ε = {eps:g} per round")
     axes[0].set_ylabel("true-positive rate")
     axes[-1].legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def rows_roc_figure(rows: list[dict[str, Any]], labels: list[str], title: str) -> Figure:
+    """One panel: the attack's ROC of each audited row (log false-positive rate), each with the
+    boundary its claimed (ε, δ) allows (dashed, same colour)."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5.6, 3.8), layout="constrained")
+    grid = np.logspace(-5, 0, 200)
+    for row, label in zip(rows, labels, strict=True):
+        fpr, tpr = np.asarray(row["roc_fpr"]), np.asarray(row["roc_tpr"])
+        keep = fpr > 0
+        line, = ax.plot(fpr[keep], tpr[keep], marker=".", lw=1, label=label)
+        ax.plot(grid, allowed_tpr(grid, float(row["claimed_epsilon"]), float(row["delta"])), ls="--", lw=1,
+                color=line.get_color())
+    ax.plot(grid, grid, color="0.7", lw=0.8, label="chance")
+    ax.set_xscale("log")
+    ax.set_xlim(1e-5, 1)
+    ax.set_ylim(0, 1.02)
+    ax.set_xlabel("false-positive rate")
+    ax.set_ylabel("true-positive rate")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="lower right")
     return fig
