@@ -181,11 +181,65 @@ def test_tight_cause_needs_half_the_gap_closed(tight_K, cause):
     assert ("grid tried" in why) == (cause == "open")
 
 
+# ------------------------------------------------------------- Fig. 3 under the readings
+def test_epochs_config_refuses_bad_settings():
+    from fedrepro.chapters.fedplt.readings.epochs import ReadingsEpochsConfig
+
+    with pytest.raises(ValueError, match="readings"):
+        ReadingsEpochsConfig(readings=())
+    with pytest.raises(ValueError, match="Nes"):
+        ReadingsEpochsConfig(Nes=(5, 2))
+
+
+def test_epochs_main_reading_reproduces_the_tuning_chapters_fig3(results_dir):
+    # the main setting under the readings' protocol is the tuning chapter's Fig. 3 at rho = 0.3
+    from fedrepro.chapters.fedplt.readings.epochs import ReadingsEpochsConfig, _run_epochs
+    from fedrepro.chapters.fedplt.tuning.sweeps import V1RatesConfig, _run_v1_rates
+
+    Nes = (1, 3, 10)
+    mine = _run_epochs(ReadingsEpochsConfig(profile="quick", readings=(rx.MAIN,), Nes=Nes, K=300))
+    theirs = _run_v1_rates(V1RatesConfig(profile="quick", fig2_rhos=(0.1, 0.3, 1.0), prox_rhos=(0.3,),
+                                         fig3_rhos=(0.3,), fig3_Nes=Nes, K=300))
+    np.testing.assert_allclose(mine["rate"][0], theirs["fig3_rate"][0], rtol=1e-12)
+    np.testing.assert_allclose(mine["prox_rate"][0], theirs["fig3_prox_rate"][0], rtol=1e-12)
+    np.testing.assert_allclose(mine["S_printed"][0], theirs["fig3_S_printed"][0], rtol=1e-12)
+
+
+def _fake_epochs(rates_by_reading):
+    Nes = np.arange(1, 31)
+    return {"readings": np.array(list(rates_by_reading)), "rho": 0.3, "Nes": Nes,
+            "rate": np.array([r(Nes) for r in rates_by_reading.values()]),
+            "prox_rate": np.array([0.6 for _ in rates_by_reading]),
+            "S_printed": np.array([2.0 / Nes for _ in rates_by_reading])}
+
+
+def test_epochs_reading_is_the_one_where_most_claims_hold_and_never_the_main_setting():
+    flat = lambda Nes: 0.6 + 0.3 / Nes  # noqa: E731  (monotone to exact PRS: no dip)
+    dip = lambda Nes: np.where(Nes < 10, 0.9 - 0.03 * Nes, np.where(Nes <= 20, 0.55 + 0.005 * (Nes - 10), 0.6))  # noqa: E731
+    result = _fake_epochs({rx.MAIN: dip, rx.PRINTED_CLASS: flat, (5.0, 4.0): dip})
+    verdicts = effects.epochs_verdicts(result)
+    assert all(ok for ok, _ in verdicts[(5.0, 4.0)].values())
+    assert not any(ok for ok, _ in verdicts[rx.PRINTED_CLASS].values())
+    assert effects.epochs_reading(result) == (5.0, 4.0)  # MAIN also dips, but it is never chosen
+
+
+def test_epochs_cause_open_when_no_reading_makes_the_claim_hold(monkeypatch):
+    from fedrepro.chapters.fedplt.readings import epochs
+
+    flat = lambda Nes: 0.6 + 0.3 / Nes  # noqa: E731
+    monkeypatch.setattr(epochs, "load_readings_epochs", lambda profile: _fake_epochs({rx.MAIN: flat, rx.PRINTED_CLASS: flat}))
+    cause, evidence, why = effects.epochs_cause("fedplt-v1-C03")
+    assert cause == "open" and evidence == "" and "tried" in why
+
+
 # ------------------------------------------------------------- stored paper-profile results
 @pytest.fixture(scope="module")
 def stored():
     with read_only():
-        yield {"grid": rx.load_readings_grid("paper"), "tables": rx.load_reading_tables("paper")}
+        from fedrepro.chapters.fedplt.readings.epochs import load_readings_epochs
+
+        yield {"grid": rx.load_readings_grid("paper"), "tables": rx.load_reading_tables("paper"),
+               "epochs": load_readings_epochs("paper")}
 
 
 @pytest.mark.stored
@@ -203,3 +257,12 @@ def test_stored_tables_have_every_unit(stored):
     cells = effects.table_ii_cells("paper")
     assert len(cells) == 18 and all(c["effect"] in ("matches", "closer", "further", "no rate") for c in cells.values())
     assert len(effects.table_iii_cells("paper")) == 10
+
+
+@pytest.mark.stored
+def test_stored_epochs_dip_under_one_reading_only(stored):
+    verdicts = effects.epochs_verdicts(stored["epochs"])
+    assert not any(ok for ok, _ in verdicts[rx.MAIN].values())  # the tuning chapter's misses
+    best = effects.epochs_reading(stored["epochs"])
+    assert all(ok for ok, _ in verdicts[best].values())
+    assert effects.epochs_cause("fedplt-v1-C15")[0] == "unstated-setting"

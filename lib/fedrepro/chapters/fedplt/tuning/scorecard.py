@@ -376,6 +376,10 @@ def outcomes_for(profile: str = "paper") -> dict[str, Outcome]:
     results = claim_results(v2, drift, v1, _gd_agd_gap(profile))
     out = _cell_outcomes(v2) if profile == "paper" else {}
     causes = {"fedplt-v1-C11": c11_cause(profile)} if not results["fedplt-v1-C11"][0] else {}
+    if profile == "paper":
+        from fedrepro.chapters.fedplt.readings.effects import EPOCH_CLAIMS, epochs_cause
+
+        causes |= {cid: epochs_cause(cid, profile) for cid in EPOCH_CLAIMS if not results[cid][0]}
     for cid, (ok, why) in results.items():
         cause, evidence, sentence = causes.get(cid, ("", "", ""))
         reason = f"{why}; {sentence}" if sentence else why
