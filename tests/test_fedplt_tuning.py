@@ -347,3 +347,13 @@ def test_prs_limit_cause_compares_the_exact_prs_limit_with_the_paper_plateau(K_p
     got, why = sc.prs_limit_cause(v2, plateau)
     assert got == cause
     assert "exact PRS" in why and f"is {plateau:g}" in why
+
+
+@pytest.mark.parametrize("K_prox, cause", [([9, 4, 5, 7], "model-or-data-differs"), ([12, 11, 30, 40], "open")])
+def test_finite_ne_cause_uses_the_exact_prs_limit_against_the_paper_plateau(K_prox, cause):
+    # the paper's Table IX plateau (its K* at the largest N_e) is 8 iterations (decoded from its times)
+    assert sc._paper_plateau() == pytest.approx(8, rel=0.05)
+    v2 = {"K_prox": np.array(K_prox), "rhos": np.array([0.1, 0.5, 1.0, 2.0])}
+    got, evidence, why = sc.finite_ne_cause(v2)
+    assert got == cause and bool(evidence) == (cause != "open")
+    assert "largest tried" in why and "exact PRS" in why

@@ -335,8 +335,7 @@ def _cell_outcomes(v2: Mapping[str, Any]) -> dict[str, Outcome]:
     Kf, _ = sweeps.tuned_K(v2, "fixed")
     ix = sweeps.paper_K_star("fedplt-v2-TIX").set_index("id")
     Nes = [int(n) for n in v2["Nes"]]
-    largest = ix[ix["Ne"] == ix["Ne"].max()]["K*"]
-    prs_cause = prs_limit_cause(v2, float(largest.iloc[0]))
+    prs_cause = prs_limit_cause(v2, _paper_plateau())
     for cell in load_table("fedplt-v2-TIX"):
         Ne, tC = int(ix.loc[cell.id, "Ne"]), float(ix.loc[cell.id, "tC"])
         e = Nes.index(Ne)
@@ -368,6 +367,24 @@ def prs_limit_cause(v2: Mapping[str, Any], paper_plateau: float) -> tuple[str, s
     return "open", text + ": the limit does not separate them; not understood yet"
 
 
+def _paper_plateau() -> float:
+    """The paper's ``K*`` at the largest ``N_e`` of its Table IX (decoded from its times)."""
+    ix = sweeps.paper_K_star("fedplt-v2-TIX")
+    return float(ix[ix["Ne"] == ix["Ne"].max()]["K*"].iloc[0])
+
+
+def finite_ne_cause(v2: Mapping[str, Any]) -> tuple[str, str, str]:
+    """(cause, evidence, sentence) of v2 C08/C29 ("an optimal, finite number of epochs") when
+    our best ``N_e`` is the largest tried: our ``K*`` keeps falling towards the exact-PRS
+    limit, so the cause is the one of the Table IX cells at large ``N_e``
+    (:func:`prs_limit_cause`): when our limit needs fewer iterations than the paper's plateau,
+    the data differ (``model-or-data-differs``)."""
+    cause, text = prs_limit_cause(v2, _paper_plateau())
+    evidence = f"fedplt/{sweeps.V2SweepConfig.for_profile('paper').result_name()}.json" if cause != "open" else ""
+    return cause, evidence, ("our best N_e is the largest tried because K* keeps falling towards the exact-PRS "
+                             "limit; " + text)
+
+
 def outcomes_for(profile: str = "paper") -> dict[str, Outcome]:
     """The outcomes computed from the stored results of ``profile``."""
     v2 = sweeps.load_v2_sweeps(profile)
@@ -380,6 +397,7 @@ def outcomes_for(profile: str = "paper") -> dict[str, Outcome]:
         from fedrepro.chapters.fedplt.readings.effects import EPOCH_CLAIMS, epochs_cause
 
         causes |= {cid: epochs_cause(cid, profile) for cid in EPOCH_CLAIMS if not results[cid][0]}
+        causes |= {cid: finite_ne_cause(v2) for cid in ("fedplt-v2-C08", "fedplt-v2-C29") if not results[cid][0]}
     for cid, (ok, why) in results.items():
         cause, evidence, sentence = causes.get(cid, ("", "", ""))
         reason = f"{why}; {sentence}" if sentence else why
