@@ -291,6 +291,10 @@ def test_claims_v1_logic():
     assert not sc.claim_v1_c07(bad)[0]
     assert sc.claim_v1_c08(0.53, 0.56, 0.52, 0.55)[0]
     assert not sc.claim_v1_c08(0.53, 0.60, 0.52, 0.55)[0]
+    # GD below AGD by less than the resolution (1e-3, fit noise ~1e-6) is a tie, not "lower"
+    tie = dict(r)
+    tie[("Fed-PLT", "Acc. grad.")] = tie[("Fed-PLT", "Grad.")] + 2e-5
+    assert not sc.claim_v1_c07(tie)[0] and sc.claim_v1_c07(tie, resolution=1e-6)[0]
 
 
 # ----------------------------------------------------------------------------------------

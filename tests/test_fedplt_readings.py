@@ -232,6 +232,17 @@ def test_epochs_cause_open_when_no_reading_makes_the_claim_hold(monkeypatch):
     assert cause == "open" and evidence == "" and "tried" in why
 
 
+def test_table_ii_claim_cause_uses_one_reading_and_says_what_was_tried(monkeypatch):
+    verdicts = {rx.PRINTED_CLASS: {"fedplt-v1-C02": (False, "a"), "fedplt-v1-C04": (True, "b"), "fedplt-v1-C07": (False, "c")},
+                (5.0, 4.0): {"fedplt-v1-C02": (True, "d"), "fedplt-v1-C04": (False, "e"), "fedplt-v1-C07": (False, "f")}}
+    monkeypatch.setattr(effects, "table_ii_claim_verdicts", lambda profile: verdicts)
+    monkeypatch.setattr(effects, "evidence_of", lambda profile, w, s: f"fedplt/x-{w:g}-{s:g}.json")
+    # a tie (one claim each): the earlier reading is the table's, so C02 is not explained by the later one
+    assert effects.table_ii_claim_cause("fedplt-v1-C04")[:2] == ("unstated-setting", "fedplt/x-5-1.json")
+    cause, evidence, why = effects.table_ii_claim_cause("fedplt-v1-C02")
+    assert cause == "open" and evidence == "" and "'weight 5, s = 4': d" in why
+
+
 # ------------------------------------------------------------- stored paper-profile results
 @pytest.fixture(scope="module")
 def stored():

@@ -254,20 +254,23 @@ def claim_v1_c06(rates: Rates) -> tuple[bool, str]:
     return ok, "; ".join(f"{a} {s}: {sig3(f)} -> {sig3(p)}" for a, s, f, p in pairs)
 
 
-def claim_v1_c07(rates: Rates) -> tuple[bool, str]:
+def claim_v1_c07(rates: Rates, resolution: float = 1e-3) -> tuple[bool, str]:
     """v1-C07: Fed-PLT's GD rate is below its AGD rate (full and partial), and GD is lower
-    in at least as many (algorithm, participation) pairs as AGD."""
+    in at least as many (algorithm, participation) pairs as AGD. Rates closer than
+    ``resolution`` (the tuning chapter's ``RATE_RESOLUTION``: the smallest difference visible
+    on a figure) count as equal, lower for neither."""
     pairs = []
     for (a, c), v in rates.items():
         if c in ("Grad.", "Gradient Partial p.") and v is not None:
             acc = rates[(a, "Acc. grad." if c == "Grad." else "Acc. grad. Partial p.")]
             if acc is not None:
                 pairs.append((a, c, v, acc))
-    gd_lower = sum(g < x for _, _, g, x in pairs)
-    agd_lower = sum(x < g for _, _, g, x in pairs)
+    gd_lower = sum(g < x - resolution for _, _, g, x in pairs)
+    agd_lower = sum(x < g - resolution for _, _, g, x in pairs)
     plt = [(g, x) for a, _, g, x in pairs if a == "Fed-PLT"]
-    ok = all(g < x for g, x in plt) and gd_lower >= agd_lower
-    return ok, (f"GD lower in {gd_lower} of {len(pairs)} pairs, AGD lower in {agd_lower}; Fed-PLT GD vs AGD: "
+    ok = all(g < x - resolution for g, x in plt) and gd_lower >= agd_lower
+    return ok, (f"GD lower in {gd_lower} of {len(pairs)} pairs, AGD lower in {agd_lower} (differences below "
+                f"{sig3(resolution)} count as equal); Fed-PLT GD vs AGD: "
                 + ", ".join(f"{sig3(g)} vs {sig3(x)}" for g, x in plt))
 
 
@@ -457,6 +460,14 @@ def claim_outcomes(profile: str = "paper") -> dict[str, Outcome]:
     prs = cmp.load_v1_rates(profile)["prs"]
     out["fedplt-v1-C08"] = _claim(*claim_v1_c08(rates[("Fed-PLT", "Grad.")], rates[("Fed-PLT", "Acc. grad.")],
                                                 prs["gd-full-Fed-PLT"]["rate"], prs["agd-full-Fed-PLT"]["rate"]))
+    if profile == "paper":
+        from fedrepro.chapters.fedplt.readings.effects import TABLE_II_CLAIMS, table_ii_claim_cause
+
+        for cid in TABLE_II_CLAIMS:
+            if out[cid].status == "miss":
+                cause, evidence, sentence = table_ii_claim_cause(cid, profile)
+                out[cid] = Outcome(ours=False, status="miss", reason=f"{out[cid].reason}; {sentence}", cause=cause,
+                                   evidence=evidence)
     return out
 
 

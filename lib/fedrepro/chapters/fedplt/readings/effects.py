@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 __all__ = ["grid_frame", "table_ii_cells", "table_ii_effects", "table_iii_cells", "table_iii_effects",
            "figure_readings", "evidence_of", "reading_cause", "calibrated_readings", "readings", "table_causes",
            "effects_frame", "rho_optimum", "grid_evidence", "EPOCH_CLAIMS", "epochs_verdicts", "epochs_reading",
-           "epochs_cause", "epochs_frame", "figure_epochs"]
+           "epochs_cause", "epochs_frame", "figure_epochs", "TABLE_II_CLAIMS", "table_ii_claim_verdicts",
+           "table_ii_claim_cause"]
 
 
 def grid_frame(profile: str = "paper") -> pd.DataFrame:
@@ -375,3 +376,41 @@ def figure_epochs(profile: str = "paper") -> Any:
     ax.set_ylabel(f"empirical rate at rho = {float(result['rho']):g}")
     ax.legend(fontsize=8)
     return fig
+
+
+# --------------------------------------------------------------------------- v1 Table II's claims under the readings
+
+#: v1's claims about its Table II as a whole (Fed-PLT the fastest; GD against AGD).
+TABLE_II_CLAIMS: tuple[str, ...] = ("fedplt-v1-C02", "fedplt-v1-C04", "fedplt-v1-C07")
+
+
+def table_ii_claim_verdicts(profile: str = "paper") -> dict[tuple[float, float], dict[str, tuple[bool, str]]]:
+    """``{reading: {claim: (holds, reason)}}``: v1 C02, C04 and C07 decided by the comparison
+    chapter's checks on v1 Table II as rerun under each reading (:func:`readings`); a cell
+    without a run under the reading counts as missing."""
+    from fedrepro.chapters.fedplt.comparison import scorecard as sc
+    from fedrepro.chapters.fedplt.comparison.experiments import v1_rate_cells
+
+    keys = [(c["row"], c["column"]) for c in v1_rate_cells(profile).values()]
+    checks = {"fedplt-v1-C02": sc.claim_v1_c02, "fedplt-v1-C04": sc.claim_v1_c04, "fedplt-v1-C07": sc.claim_v1_c07}
+    out = {}
+    for reading in readings(profile):
+        cells = table_ii_cells(profile, *reading)
+        rates = dict.fromkeys(keys)
+        rates.update({(c["row"], c["column"]): c["reading"] for c in cells.values()})
+        out[reading] = {cid: check(rates) for cid, check in checks.items()}
+    return out
+
+
+def table_ii_claim_cause(claim: str, profile: str = "paper") -> tuple[str, str, str]:
+    """(cause, evidence, sentence) of a miss among :data:`TABLE_II_CLAIMS`: decided again under
+    the one reading where the most of them hold (the earlier reading on a tie); holding there,
+    ``unstated-setting``, else ``open`` with what was tried."""
+    verdicts = table_ii_claim_verdicts(profile)
+    order = list(verdicts)
+    best = max(order, key=lambda r: (sum(ok for ok, _ in verdicts[r].values()), -order.index(r)))
+    ok, why = verdicts[best][claim]
+    if ok:
+        return "unstated-setting", evidence_of(profile, *best), f"under the reading '{reading_label(*best)}' it holds: {why}"
+    tried = "; ".join(f"'{reading_label(*r)}': {verdicts[r][claim][1]}" for r in order)
+    return "open", "", f"tried the readings of the problem ({tried}): it fails under each; not understood yet"
