@@ -138,9 +138,13 @@ def test_noise_without_clipping_is_refused(problem):
                         rng=np.random.default_rng(0))
 
 
-def test_participation_schedule_draws_distinct_clients():
-    s = eng.participation_schedule(10, 3, 50, np.random.default_rng(0))
-    assert s.shape == (50, 3) and all(len(set(r)) == 3 for r in s) and s.min() >= 0 and s.max() < 10
+@pytest.mark.parametrize("n, m", [(10, 3), (10, 5), (100, 10)])
+def test_participation_schedule_draws_distinct_clients(n, m):
+    s = eng.participation_schedule(n, m, 53, np.random.default_rng(0))
+    assert s.shape == (53, m) and all(len(set(r)) == m for r in s) and s.min() >= 0 and s.max() < n
+    if n % m == 0:  # balanced: every client sends floor or ceil of R*M/N messages
+        counts = np.bincount(s.ravel(), minlength=n)
+        assert counts.max() == -(-53 * m // n) and counts.min() >= 53 * m // n
 
 
 # ------------------------------------------------------------------ a whole run

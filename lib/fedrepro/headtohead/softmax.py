@@ -39,13 +39,21 @@ __all__ = ["participation_schedule", "clipped_sum", "dpsgd_steps", "fedpaq_updat
 
 def participation_schedule(n_clients: int, clients_per_round: int, rounds: int,
                            rng: np.random.Generator) -> np.ndarray:
-    """(rounds, clients_per_round) client indices: each round a uniform draw without
-    replacement (public: drawn before the run, independent of the data)."""
+    """(rounds, clients_per_round) client indices, public (drawn before the run, independent
+    of the data). When ``clients_per_round`` divides ``n_clients`` the rounds walk through
+    random permutations of the clients, so that every client sends either ⌊R·M/N⌋ or ⌈R·M/N⌉
+    messages (the accountant's plan, set by the most frequent client, is then the same for
+    every seed); otherwise each round is a uniform draw without replacement."""
     n_clients = check_int("n_clients", n_clients, 1)
     m = check_int("clients_per_round", clients_per_round, 1, n_clients)
     rounds = check_int("rounds", rounds, 0)
-    return np.array([np.sort(rng.choice(n_clients, size=m, replace=False)) for _ in range(rounds)],
-                    dtype=np.int64).reshape(rounds, m)
+    if n_clients % m:
+        return np.array([np.sort(rng.choice(n_clients, size=m, replace=False)) for _ in range(rounds)],
+                        dtype=np.int64).reshape(rounds, m)
+    per_perm = n_clients // m
+    perms = [rng.permutation(n_clients) for _ in range(-(-rounds // per_perm))]
+    order = np.concatenate(perms) if perms else np.zeros(0, dtype=np.int64)
+    return np.sort(order[:rounds * m].reshape(rounds, m), axis=1).astype(np.int64)
 
 
 def _sample(rng: np.random.Generator, start: int, n: int, rate: float) -> np.ndarray:
