@@ -1,7 +1,8 @@
 """The privacy audits at the paper profile from an empty results store: wall time of each
 audit and of the whole table, against the 30-minute target on 2 cores (DESIGN.md "Performance").
 
-Each audit (``fedrepro.chapters.privacy_audit``: DP-FedPAQ's round, ALI-DPFL's DP-SGD) is
+Each audit (``fedrepro.chapters.privacy_audit``: DP-FedPAQ's round, ALI-DPFL's DP-SGD, ALI-DPFL's
+τ* estimate reports, Fed-PLT's noisy local training) is
 computed in a child process whose results store is a new empty folder, so nothing is reused;
 the script reports the seconds of each, the trials they ran, and whether the values equal the
 committed result (the audits are deterministic: equal on one machine, within ``make verify``'s
@@ -26,8 +27,9 @@ TARGET_S = 1800.0  # the whole audit table within 30 minutes on 2 cores
 
 _CHILD = """
 import sys
-from fedrepro.chapters.privacy_audit import alidpfl, dpfedpaq
-{"dpfedpaq": dpfedpaq.load_fedpaq_audit, "alidpfl": alidpfl.load_dpsgd_audit}[sys.argv[1]]("paper")
+from fedrepro.chapters.privacy_audit import alidpfl, dpfedpaq, estimates, fedplt
+{"dpfedpaq": dpfedpaq.load_fedpaq_audit, "alidpfl": alidpfl.load_dpsgd_audit,
+ "estimates": estimates.load_estimates_audit, "fedplt": fedplt.load_fedplt_audit}[sys.argv[1]]("paper")
 """
 
 
@@ -44,7 +46,8 @@ def main() -> int:
         env = {**os.environ, "FEDREPRO_RESULTS_DIR": tmp}
         for var in ("FEDREPRO_FORCE", "FEDREPRO_READ_ONLY_STORE", "FEDREPRO_NO_PAPER_COMPUTE"):
             env.pop(var, None)
-        for audit, stem in (("dpfedpaq", "audit-dpfedpaq"), ("alidpfl", "audit-alidpfl-dpsgd")):
+        for audit, stem in (("dpfedpaq", "audit-dpfedpaq"), ("alidpfl", "audit-alidpfl-dpsgd"),
+                            ("estimates", "audit-alidpfl-estimates"), ("fedplt", "audit-fedplt")):
             t0 = time.perf_counter()
             subprocess.run([sys.executable, "-c", _CHILD, audit], cwd=REPO, env=env, check=True)
             rows[audit] = {"wall_s": round(time.perf_counter() - t0, 1),

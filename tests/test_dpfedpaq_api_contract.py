@@ -174,7 +174,7 @@ SPECS: dict[str, tuple] = {
     "noise.sensitivity": (noise.sensitivity, Spec(P(mode=_choice(noise.SENSITIVITIES), lr=LR,
                                                     local_steps=_strict(1, 100), clip=SMALL_POS,
                                                     batch_size=COUNTS, n_samples=COUNTS), out_sensitivity,
-                                                  reported_as={"mode": "sensitivity", "local_steps": "local_steps (E)",
+                                                  reported_as={"local_steps": "local_steps (E)",
                                                                "clip": "clip (C)"})),
     "noise.noise_multipliers": (noise.noise_multipliers, Spec(
         P(calibration=_choice(noise.CALIBRATIONS), epsilon=EPS, delta=_kind([st.sampled_from([1e-4, 1e-5, 1e-6])],
@@ -230,8 +230,7 @@ SPECS: dict[str, tuple] = {
           delta=_kind([st.sampled_from([1e-4, 1e-5])], [0.0, -1.0, 1.0] + NON_FINITE)),
         out_constants, reported_as={"b": "b", "M": "M"})),
     "theorem1.noise_variance": (theorem1.noise_variance, Spec(P(c=CONSTANTS, eta=SMALL_POS), out_nonneg_float)),
-    "theorem1.lr_offset": (theorem1.lr_offset, Spec(P(c=CONSTANTS, rule=_choice(theorem1.LR_OFFSETS)), out_pos_float,
-                                                    reported_as={"rule": "lr_offset"})),
+    "theorem1.lr_offset": (theorem1.lr_offset, Spec(P(c=CONSTANTS, rule=_choice(theorem1.LR_OFFSETS)), out_pos_float)),
     "theorem1.smallest_feasible_E": (theorem1.smallest_feasible_E, Spec(
         P(budget_bits=SMALL_POS, T=_strict(1, 10**4), M=_strict(1, 100), beta=SMALL_POS), out_feasible_E)),
     "theorem1.budget_schedules": (theorem1.budget_schedules, Spec(

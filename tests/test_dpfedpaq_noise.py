@@ -76,9 +76,9 @@ def test_sensitivity_boundaries_accepted():
 
 
 @pytest.mark.parametrize("changes, match", [
-    ({"mode": "rigourous"}, r"^sensitivity must be one of \('rigorous', 'theory', 'per_step', "
+    ({"mode": "rigourous"}, r"^mode must be one of \('rigorous', 'theory', 'per_step', "
                             r"'authors_code'\), got 'rigourous'$"),
-    ({"mode": 1}, r"^sensitivity must be one of .*got 1$"),
+    ({"mode": 1}, r"^mode must be one of .*got 1$"),
     ({"local_steps": 0}, "local_steps"),
     ({"clip": 0.0}, "clip"),
     ({"lr": 0.0}, r"^lr must be in \(0, inf\)$"),

@@ -291,7 +291,7 @@ BAD = {
     "ceil_bits d 0": (lambda: qz.ceil_bits(0, 2), r"d \(dimension\) must be an integer >= 1"),
     "variance_parameter s 0": (lambda: qz.variance_parameter(10, 0), r"s \(quantization levels\)"),
     # noise.py
-    "sensitivity mode": (lambda: nz.sensitivity("x", lr=0.1, local_steps=1, clip=1.0, batch_size=1, n_samples=1), "sensitivity must be one of"),
+    "sensitivity mode": (lambda: nz.sensitivity("x", lr=0.1, local_steps=1, clip=1.0, batch_size=1, n_samples=1), "mode must be one of"),
     "sensitivity lr 0": (lambda: nz.sensitivity("rigorous", lr=0.0, local_steps=1, clip=1.0, batch_size=1, n_samples=1), r"lr must be in \(0, inf\)"),
     "sensitivity C 0": (lambda: nz.sensitivity("rigorous", lr=0.1, local_steps=1, clip=0.0, batch_size=1, n_samples=1), r"clip \(C\) must be in \(0, inf\)"),
     "sensitivity E 0": (lambda: nz.sensitivity("rigorous", lr=0.1, local_steps=0, clip=1.0, batch_size=1, n_samples=1), r"local_steps \(E\) must be an integer >= 1"),

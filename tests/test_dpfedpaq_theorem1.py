@@ -112,7 +112,7 @@ def test_bad_arguments():
     c = _small()
     with pytest.raises(ValueError, match="variant"):
         t.theorem1_bound(c, 10, 1.0, variant="x")
-    with pytest.raises(ValueError, match="lr_offset"):
+    with pytest.raises(ValueError, match="^rule must be one of"):
         t.lr_offset(c, "x")
     with pytest.raises(ValueError, match="T"):
         t.theorem1_bound(c, 0, 1.0)

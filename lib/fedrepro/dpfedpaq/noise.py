@@ -55,7 +55,7 @@ def sensitivity(mode: str, *, lr: float | np.ndarray, local_steps: int, clip: fl
                 batch_size: int | np.ndarray, n_samples: int | np.ndarray) -> np.ndarray:
     """Δ_f of the released update under ``mode`` (see module docstring); broadcasts over
     devices (``batch_size``, ``n_samples`` arrays) and returns a float64 array."""
-    mode = _check_choice("sensitivity", mode, SENSITIVITIES)
+    mode = _check_choice("mode", mode, SENSITIVITIES)
     local_steps = check_int("local_steps (E)", local_steps, 1)
     clip = check_positive("clip (C)", clip)
     lr_arr = real_array("lr", lr)

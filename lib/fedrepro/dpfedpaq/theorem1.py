@@ -139,9 +139,9 @@ def lr_offset(c: Theorem1Constants, rule: str = "paper") -> float:
     """
     _check_constants(c)
     if not isinstance(rule, str):
-        raise ParameterTypeError(f"lr_offset must be one of {LR_OFFSETS}, got {rule!r}")
+        raise ParameterTypeError(f"rule must be one of {LR_OFFSETS}, got {rule!r}")
     if rule not in LR_OFFSETS:
-        raise ValueError(f"lr_offset must be one of {LR_OFFSETS}, got {rule!r}")
+        raise ValueError(f"rule must be one of {LR_OFFSETS}, got {rule!r}")
     E, kappa = c.E, c.kappa
     if rule == "printed":
         return 4.0 * E

@@ -1,14 +1,17 @@
-"""Fig. 2 (b)–(d) of DP-FedPAQ again with a noise that grows with E, and its claims decided on
-those runs (a reading of the noise, never the chapter's main setting).
+"""Figs. 2 (b)–(d) and 4 (b)–(d) of DP-FedPAQ again with the per-step sensitivity, a noise that
+grows with E and with the clipping threshold relative to the subsample, and their claims decided
+on those runs (a reading of the noise, never the chapter's main setting).
 
 The chapter's figures use the authors' code's sensitivity ``C/n_i`` (:mod:`.runs`): its
 noise does not depend on the number E of local steps, so the figures cannot show what the
 paper's Theorem 1 and its text attribute to the noise as E grows (claims C22, C25, C26, C28,
-C39, C46; Figs. 2b–d). Here every private run of Figs. 2b–d is trained again with the
-per-step sensitivity ``2η_kC/b_i`` (:func:`fedrepro.dpfedpaq.noise.sensitivity`), whose noise
-grows with E at a fixed subsampling ratio (``b_i = ⌊γn_i/E⌋``), at the same ε, the same seeds
-and the same random streams as the chapter's runs (common random numbers: only the noise
-differs). The vanilla runs do not depend on the noise and are the chapter's.
+C39, C46; Figs. 2b–d), nor what Fig. 4's text attributes to C and γ through the noise (C36, C40,
+C41, C42, C47; Figs. 4b–d: with ``C/n_i`` the noise ignores the subsample). Here every private
+run of Figs. 2a–d and 4a–d with noise is trained again with the per-step sensitivity
+``2η_kC/b_i`` (:func:`fedrepro.dpfedpaq.noise.sensitivity`), whose noise grows with E at a fixed
+subsampling ratio (``b_i = ⌊γn_i/E⌋``) and with C/b_i, at the same ε, the same seeds and the
+same random streams as the chapter's runs (common random numbers: only the noise differs). The
+vanilla and noiseless runs do not depend on the noise and are the chapter's.
 
 :func:`verdicts` decides the claims of Figs. 2b–d with the chapter's own decision rules
 (:func:`fedrepro.chapters.dpfedpaq.experiments.claims.evidence`) on these runs.
@@ -38,21 +41,24 @@ from fedrepro.report.book import check_profile
 
 __all__ = ["CLAIMS", "FIGURES", "GrowthRunsConfig", "load_growth_runs", "growth_runs", "verdicts"]
 
-#: The groups of the chapter whose private runs are rerun here (Fig. 2 top and bottom).
-_GROUPS: tuple[str, ...] = ("fig2top", "fig2bottom")
+#: The groups of the chapter whose private runs are rerun here (Fig. 2 top and bottom, Fig. 4).
+_GROUPS: tuple[str, ...] = ("fig2top", "fig2bottom", "fig4")
 #: Claims and figure items decided on these runs.
 CLAIMS: tuple[str, ...] = ("dpfedpaq-main-C22", "dpfedpaq-main-C25", "dpfedpaq-main-C26", "dpfedpaq-main-C28",
-                           "dpfedpaq-main-C39", "dpfedpaq-main-C46")
-FIGURES: tuple[str, ...] = ("dpfedpaq-main-F2b", "dpfedpaq-main-F2c", "dpfedpaq-main-F2d")
+                           "dpfedpaq-main-C39", "dpfedpaq-main-C46", "dpfedpaq-main-C36", "dpfedpaq-main-C40",
+                           "dpfedpaq-main-C41", "dpfedpaq-main-C42", "dpfedpaq-main-C47")
+FIGURES: tuple[str, ...] = ("dpfedpaq-main-F2b", "dpfedpaq-main-F2c", "dpfedpaq-main-F2d", "dpfedpaq-main-F4b",
+                            "dpfedpaq-main-F4c", "dpfedpaq-main-F4d")
 
 
 def growth_runs(profile: str, sensitivity: str) -> dict[str, tuple[str, RunSpec, tuple[int, ...]]]:
-    """``{name: (group, spec, evaluation rounds)}``: the private runs of Figs. 2a–d with the
-    sensitivity replaced (the group is the chapter's, whose seeds the run shares)."""
+    """``{name: (group, spec, evaluation rounds)}``: the private runs with noise of Figs. 2a–d
+    and 4a–d with the sensitivity replaced (the group is the chapter's, whose seeds the run
+    shares)."""
     out: dict[str, tuple[str, RunSpec, tuple[int, ...]]] = {}
     for group in _GROUPS:
         for run, rounds in registry(profile, group).values():
-            if run.algo != "private":
+            if run.algo != "private" or run.eps is None:
                 continue
             new = dataclasses.replace(run, sensitivity=sensitivity)
             out.setdefault(new.name(), (group, new, rounds))
@@ -61,7 +67,8 @@ def growth_runs(profile: str, sensitivity: str) -> dict[str, tuple[str, RunSpec,
 
 @dataclasses.dataclass(frozen=True)
 class GrowthRunsConfig(Float32RunsConfig):
-    """The private runs of Figs. 2a–d with sensitivity ``sensitivity`` on the chapter's seeds."""
+    """The private runs with noise of Figs. 2a–d and 4a–d with sensitivity ``sensitivity`` on the
+    chapter's seeds."""
 
     part = "dpfedpaq"
     experiment = "experiments-fig2-noise-growth"
@@ -114,13 +121,13 @@ def load_growth_runs(profile: str = "paper", sensitivity: str = "per_step") -> d
 
 
 def verdicts(profile: str = "paper", sensitivity: str = "per_step") -> dict[str, tuple[bool | None, str]]:
-    """The claims of Figs. 2b–d (:data:`CLAIMS`, and :data:`FIGURES`: every claim about the
+    """The claims of Figs. 2b–d and 4b–d (:data:`CLAIMS`, and :data:`FIGURES`: every claim about the
     panel holds) decided by the chapter's rules on the chapter's vanilla runs and these
     private runs, each standing in for the chapter's run it reruns."""
     from fedrepro.chapters.dpfedpaq.experiments.claims import FIGURE_CLAIMS, evidence
     from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
 
-    runs = dict(load_runs(profile, groups=_GROUPS))
+    runs = dict(load_runs(profile))  # every group: some claims compare with noiseless runs
     mine = load_growth_runs(profile, sensitivity)
     for name, (_, run, _) in growth_runs(profile, sensitivity).items():
         runs[dataclasses.replace(run, sensitivity=RunSpec.sensitivity).name()] = mine[name]
@@ -128,7 +135,7 @@ def verdicts(profile: str = "paper", sensitivity: str = "per_step") -> dict[str,
     out = {c: decided[c] for c in CLAIMS}
     for fig in FIGURES:
         ids = [f"dpfedpaq-main-{c}" for c in FIGURE_CLAIMS[fig]]
-        failing = [c for c in ids if out[c][0] is not True]
+        failing = [c for c in ids if decided[c][0] is not True]
         out[fig] = (not failing, "every claim about the panel holds" if not failing
                     else "not holding: " + ", ".join(c.removeprefix("dpfedpaq-main-") for c in failing))
     return out

@@ -34,11 +34,11 @@ def _all_runs(profile: str) -> dict[str, Any]:
 
 
 def growth_cause(holds: bool | None, why: str, evidence: str) -> tuple[str, str, str]:
-    """(cause, evidence, sentence) of a miss among Figs. 2b–d and their claims, from its
-    verdict on the runs whose noise grows with E (:mod:`.noise_growth`): holding there, the
+    """(cause, evidence, sentence) of a miss among Figs. 2b–d and 4b–d and their claims, from its
+    verdict on the runs with the per-step noise (:mod:`.noise_growth`): holding there, the
     miss comes from the noise of the authors' code, whose sensitivity the paper does not state
     (``unstated-setting``); otherwise it stays ``open``."""
-    what = "with a noise that grows with E (per-step sensitivity 2 eta C/b, same eps and seeds)"
+    what = "with the per-step sensitivity 2 eta C/b (a noise that grows with E and with C/b; same eps and seeds)"
     if holds:
         return "unstated-setting", evidence, f"{what} it holds: {why}"
     return "open", "", f"tried {what}: it still fails ({why}); not understood yet"
@@ -46,7 +46,7 @@ def growth_cause(holds: bool | None, why: str, evidence: str) -> tuple[str, str,
 
 def outcomes_for(profile: str = "paper") -> dict[str, Outcome]:
     """The outcomes computed from the stored runs of ``profile`` (all groups required); the
-    misses among Figs. 2b–d and their claims carry the cause :func:`growth_cause` finds."""
+    misses among Figs. 2b–d and 4b–d and their claims carry the cause :func:`growth_cause` finds."""
     from fedrepro.chapters.dpfedpaq.experiments import noise_growth
 
     out = {}

@@ -181,8 +181,8 @@ def verdict_counts(runs: Runs, profile: str = "paper") -> dict[str, int]:
 
 
 def growth_frame(verdicts_: Mapping[str, tuple[str, str]], profile: str = "paper") -> pd.DataFrame:
-    """Figs. 2b–d and their claims: the chapter's verdict (the authors' noise ``C/n_i``) beside
-    the verdict on the runs whose noise grows with E
+    """Figs. 2b–d and 4b–d and their claims: the chapter's verdict (the authors' noise ``C/n_i``)
+    beside the verdict on the runs with the per-step noise 2η_kC/b_i, which grows with E
     (:func:`fedrepro.chapters.dpfedpaq.experiments.noise_growth.verdicts`) and its evidence."""
     from fedrepro.chapters.dpfedpaq.experiments import noise_growth
 
@@ -191,5 +191,5 @@ def growth_frame(verdicts_: Mapping[str, tuple[str, str]], profile: str = "paper
     for item in noise_growth.FIGURES + noise_growth.CLAIMS:
         ok, why = growth[item]
         rows.append({"item": item.removeprefix("dpfedpaq-main-"), "authors' noise": verdicts_[item][0],
-                     "noise growing with E": "match" if ok else "miss", "evidence (noise growing with E)": why})
+                     "per-step noise": "match" if ok else "miss", "evidence (per-step noise)": why})
     return pd.DataFrame(rows).set_index("item")
