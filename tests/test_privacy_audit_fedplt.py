@@ -109,3 +109,15 @@ def test_stored_audit_refutes_the_messages_and_not_the_released_model():
     longest = max((r for r in res["rows"] if r["view"] == "messages"), key=lambda r: r["rounds"])
     # refuted from the rates alone, with no assumption on the scores' shape
     assert longest["empirical_epsilon_lower"] > longest["claimed_epsilon"]
+
+
+def test_stored_roc_crosses_the_claims_line_only_for_the_long_transcript():
+    # what the chapter's figure caption says: at K = 50 an attack the claim rules out; at K = 10
+    # the refutation comes from the Gaussian mu route only
+    from fedrepro.chapters.privacy_audit.figures import allowed_tpr
+
+    res = A.load_fedplt_audit("paper")
+    for r in res["rows"]:
+        fpr, tpr = np.asarray(r["roc_fpr"]), np.asarray(r["roc_tpr"])
+        above = np.max(tpr - allowed_tpr(fpr, r["claimed_epsilon"], r["delta"])) > 0.01
+        assert above == (r["view"] == "messages" and r["rounds"] == 50), (r["view"], r["rounds"])
