@@ -109,7 +109,7 @@ def calibrate(plan: PrivacyPlan, target_epsilon: float, delta: float) -> float:
     lo, hi = _SIGMA_RANGE
 
     def rdp_gap(log_sigma: float) -> float:
-        return math.log(_rdp_epsilon(plan, math.exp(log_sigma), delta) / target)
+        return math.log(max(_rdp_epsilon(plan, math.exp(log_sigma), delta), 1e-300) / target)
 
     if not rdp_gap(math.log(lo)) > 0 > rdp_gap(math.log(hi)):
         raise ValueError(f"target_epsilon {target!r} is out of reach for {plan} at delta {delta!r} with a noise "
@@ -117,7 +117,7 @@ def calibrate(plan: PrivacyPlan, target_epsilon: float, delta: float) -> float:
     sigma_rdp = _root(rdp_gap, lo, hi)
 
     def gap(log_sigma: float) -> float:
-        return math.log(_pld_epsilon(plan, math.exp(log_sigma), delta) / target)
+        return math.log(max(_pld_epsilon(plan, math.exp(log_sigma), delta), 1e-300) / target)
 
     a, b = max(lo, 0.5 * sigma_rdp), 1.01 * sigma_rdp
     for _ in range(6):  # PLD's σ lies below the RDP one, never far below it in practice
