@@ -374,7 +374,7 @@ def test_search_finds_pages_with_readable_snippets(site, driver):
     assert len(snippets) == len(items), "every result has a snippet"
     for text in snippets:  # page text, not the header buttons' ".md" / ".ipynb" / ".pdf"
         assert len(text) > 40 and not re.search(r"(?:^|\.{3}|…)\s*\.(?:md|ipynb|pdf)\b", text), text[:200]
-    driver.get(base + "book/report.html")
+    assert _load(driver, base + "book/report.html") is True  # the theme lays the header out once the page settles
     boxes = driver.execute_script(
         "return Array.from(document.querySelectorAll('.search-button-field, input[type=search], .bd-search'))"
         ".filter(e => e.offsetParent !== null).length")
