@@ -24,7 +24,7 @@ import numpy as np
 
 from fedrepro.chapters.fedplt.readings.experiments import MAIN, PRINTED_CLASS, reading_problem
 from fedrepro.chapters.fedplt.tolerances import RATE_FIT_NOTE, RATE_FIT_RTOL
-from fedrepro.chapters.fedplt.tuning.sweeps import empirical_rate
+from fedrepro.chapters.fedplt.tuning.sweeps import _prox_rate, empirical_rate
 from fedrepro.core import operators as ops
 from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.report.book import check_profile
@@ -67,13 +67,6 @@ class ReadingsEpochsConfig(ExperimentConfig):
         return cls()
 
 
-def _prox_rate(problem: Any, rho: float, K: int, tol: float) -> float:
-    from fedrepro.fedplt.algorithm import run_fedplt
-
-    run = run_fedplt(problem, rho=rho, Ne=1, K=K, solver="prox", tol=tol, record=("x_bar",))
-    return empirical_rate(np.linalg.norm(run.x_bar - problem.x_star(), axis=1))[0]
-
-
 def _run_epochs(config: ReadingsEpochsConfig) -> dict[str, Any]:
     from fedrepro.fedplt.baselines.fedplt import FedPLT
     from fedrepro.fedplt.batched import run_batched
@@ -91,7 +84,7 @@ def _run_epochs(config: ReadingsEpochsConfig) -> dict[str, Any]:
                               record=("grad_sq", "model_err"), drop_finished=True)
             rate[a, e] = empirical_rate(run.model_err[0])[0]
             S[a, e] = ops.spectral_norm(ops.matrix_S(config.rho, int(Ne), lam[a], lam_bar[a], chi))
-        prox[a] = _prox_rate(problem, config.rho, config.K, config.tol)
+        prox[a] = _prox_rate(problem, config.rho, config.K, config.tol, problem.x_star())[0]  # the tuning chapter's
     return {"readings": np.asarray(config.readings, dtype=float), "rho": config.rho, "Nes": np.asarray(config.Nes),
             "rate": rate, "prox_rate": prox, "S_printed": S, "lam": lam, "lam_bar": lam_bar}
 
