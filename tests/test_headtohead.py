@@ -169,3 +169,79 @@ def test_run_refuses_a_budget_below_one_round_and_a_mismatched_epsilon(problem):
         alg.run(problem, alg.FedAvg(), epsilon=None, delta=1e-5, uplink_budget_bits=100.0, clients_per_round=2, seed=0)
     with pytest.raises(ValueError, match="epsilon must be None"):
         alg.run(problem, alg.FedAvg(), epsilon=1.0, delta=1e-5, uplink_budget_bits=1e7, clients_per_round=2, seed=0)
+
+
+# ------------------------------------------------------------------ Fed-PLT (private)
+def _plain_fedplt(problem, schedule, rounds, lr, rho, ne, clip, sigma, rng):
+    """v2 Algorithm 1 (h = 0) written from the paper with eq. (13)'s noisy local GD, the data
+    term a clipped per-record sum plus N(0, sigma^2 C^2 I) over n_i; one record at a time."""
+    n_agents = problem.n_devices
+    z = [np.zeros((785, 10)) for _ in range(n_agents)]
+    xl = [np.zeros((785, 10)) for _ in range(n_agents)]
+    y = np.zeros((785, 10))
+    for k in range(rounds):
+        new_z = {}
+        for i in schedule[k]:
+            rows = problem.device_rows(int(i))
+            A = problem.features[rows].astype(np.float64)
+            lab = problem.labels[rows]
+            v = 2 * y - z[i]
+            w = xl[i].copy()
+            for _ in range(ne):
+                total = np.zeros_like(w)
+                for j in range(A.shape[0]):
+                    logits = A[j] @ w
+                    p = np.exp(logits - logits.max())
+                    p /= p.sum()
+                    p[lab[j]] -= 1.0
+                    g = np.outer(A[j], p)
+                    total += g * min(1.0, clip / np.linalg.norm(g))
+                total += sigma * clip * rng.standard_normal(w.shape)
+                w = w - lr * (total / A.shape[0] + problem.mu * w + (w - v) / rho)
+            xl[i] = w
+            new_z[int(i)] = z[i] + 2 * (w - y)
+        for i, zi in new_z.items():
+            z[i] = zi
+        y = sum(z) / n_agents
+    return y
+
+
+@pytest.mark.parametrize("epsilon", [None, 3.0])
+def test_private_fedplt_run_agrees_with_a_plain_loop_of_algorithm_1(problem, epsilon):
+    a = alg.FedPLT(lr=0.2, rho=2.0, local_steps=2, clip=0.8)
+    budget = 3.5 * a.message_bits(problem.dim)  # 3 rounds of one message
+    if epsilon is None:  # the noiseless iteration: the run needs a private target, so call the engine's loop
+        state = a.start(problem)
+        for k, c in enumerate([0, 1, 0]):
+            m, _ = a.client_message(problem, state, c, 0.0, np.random.default_rng(k))
+            a.aggregate(problem, state, np.array([c]), m[None])
+        ref = _plain_fedplt(problem, [[0], [1], [0]], 3, 0.2, 2.0, 2, 0.8, 0.0, np.random.default_rng(0))
+        np.testing.assert_allclose(a.model(state), ref, rtol=1e-5, atol=1e-7)
+        return
+    r = alg.run(problem, a, epsilon=epsilon, delta=1e-5, uplink_budget_bits=budget, clients_per_round=1, seed=4,
+                eval_rounds=1)
+    # the same public schedule and noise stream as the run (SeedSequence(4) spawns schedule, run)
+    schedule_ss, run_ss = np.random.SeedSequence(4).spawn(2)
+    schedule = eng.participation_schedule(2, 1, 3, np.random.default_rng(schedule_ss))
+    ref = _plain_fedplt(problem, schedule, 3, 0.2, 2.0, 2, 0.8, r["noise_multiplier"], np.random.default_rng(run_ss))
+    assert r["rounds"] == 3 and r["epsilon_spent"] == pytest.approx(epsilon, rel=1e-6)
+    # every message composes N_e = 2 Gaussian releases: the plan of the busiest client
+    assert r["participations"] == int(np.bincount(schedule.ravel()).max())
+    assert r["test_accuracy"][-1] == pytest.approx(problem.accuracy(ref))
+    assert r["train_loss"][-1] == pytest.approx(problem.loss(ref), rel=1e-5)
+
+
+def test_downlink_is_counted_apart_from_the_uplink(problem):
+    a = alg.PrivateFedPAQ(local_steps=1, rate=0.5, levels=2)
+    budget = 4.5 * 2 * a.message_bits(problem.dim)
+    r = alg.run(problem, a, epsilon=2.0, delta=1e-5, uplink_budget_bits=budget, clients_per_round=2, seed=0)
+    assert r["uplink_bits"] == pytest.approx(4 * 2 * a.message_bits(problem.dim))
+    assert r["downlink_bits"] == 4 * 2 * 32 * problem.dim  # the float32 model to each participant
+    assert r["uplink_bits"] < r["downlink_bits"]
+
+
+def test_a_diverging_run_stops_and_says_so(problem):
+    r = alg.run(problem, alg.FedAvg(lr=1e6, local_steps=3, rate=1.0), epsilon=None, delta=1e-5,
+                uplink_budget_bits=20 * 2 * 32 * problem.dim, clients_per_round=2, seed=0, eval_rounds=20)
+    assert r["diverged"] and r["rounds_run"] < r["rounds"]
+    assert np.isnan(r["test_accuracy"][-1]) and r["uplink_bits"] == r["rounds_run"] * 2 * 32 * problem.dim

@@ -1,24 +1,32 @@
 """The head-to-head interface, and the algorithms of task T1 behind it.
 
-An algorithm is a frozen dataclass (its hyper-parameters) with three methods:
+An algorithm is a frozen dataclass (its hyper-parameters) with these methods:
 
 * ``message_bits(d)``: the uplink bits of one client message for a model of dimension d;
+* ``downlink_bits(d)``: the bits the server sends to one participating client per round;
 * ``privacy_plan(participations)``: the :class:`~fedrepro.headtohead.accounting.PrivacyPlan`
   of a client that sends ``participations`` messages (``None`` for a non-private reference);
-* ``client_message(problem, x, client, noise_multiplier, rng)``: the message of one client
-  from the global model x, and the number of per-record gradients it computed.
+* ``start(problem)``: the state of a run (a dict; the server's model and, for algorithms with
+  client memory, the clients' variables);
+* ``client_message(problem, state, client, noise_multiplier, rng)``: the message of one client
+  in the current state, and the number of per-record gradients it computed;
+* ``aggregate(problem, state, clients, messages)``: the server's step (in place);
+* ``model(state)``: the model the run reports.
+
+:class:`UpdateAveraging` supplies the last three for algorithms whose message is a model
+update that the server averages with weights n_i (FedAvg, DPFL, private FedPAQ).
 
 :func:`run` does the rest, the same way for every algorithm: it turns an uplink budget into a
 number of rounds, draws the public participation schedule, calibrates the noise multiplier
 so that the most frequent client spends exactly the target ε (:func:`accounting.calibrate`),
-runs the rounds (the server adds the n_i-weighted mean of the messages to x) and reports
-the accuracy, the bits and the ε spent. A reader adds an algorithm by writing such a
-dataclass (the chapter's "add your algorithm" section).
+runs the rounds and reports the accuracy, the bits and the ε spent. A reader adds an
+algorithm by writing such a dataclass (the chapter's "add your algorithm" section).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from typing import Any, ClassVar
 
@@ -27,16 +35,34 @@ import numpy as np
 from fedrepro.core.validate import check_int, check_interval, check_positive
 from fedrepro.headtohead import accounting
 from fedrepro.headtohead import softmax as engine
-from fedrepro.problems.softmax import SoftmaxProblem
+from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
-__all__ = ["FLOAT_BITS", "FedAvg", "DPFL", "PrivateFedPAQ", "run", "rounds_within"]
+__all__ = ["FLOAT_BITS", "UpdateAveraging", "FedAvg", "DPFL", "PrivateFedPAQ", "FedPLT", "run", "rounds_within"]
 
 #: Bits of one float32 coordinate.
 FLOAT_BITS = 32
 
 
+class UpdateAveraging:
+    """The server of FedAvg-type algorithms: the state is the global model x (zeros at the
+    start); the messages are model updates, averaged with weights n_i and added to x."""
+
+    def downlink_bits(self, d: int) -> float:
+        return float(FLOAT_BITS * check_int("d", d, 1))  # the global model in float32
+
+    def start(self, problem: SoftmaxProblem) -> dict[str, Any]:
+        return {"x": np.zeros((N_FEATURES, N_CLASSES))}
+
+    def aggregate(self, problem: SoftmaxProblem, state: dict[str, Any], clients: np.ndarray,
+                  messages: np.ndarray) -> None:
+        state["x"] = state["x"] + engine.average(messages, problem.sizes[clients].astype(np.float64))
+
+    def model(self, state: dict[str, Any]) -> np.ndarray:
+        return state["x"]
+
+
 @dataclasses.dataclass(frozen=True)
-class FedAvg:
+class FedAvg(UpdateAveraging):
     """Non-private FedAvg (the ceiling): ``local_steps`` minibatch SGD steps on Poisson samples
     at ``rate``, step ``lr``; the message is the model update in float32."""
 
@@ -51,15 +77,16 @@ class FedAvg:
     def privacy_plan(self, participations: int) -> None:
         return None
 
-    def client_message(self, problem: SoftmaxProblem, x: np.ndarray, client: int, noise_multiplier: float,
+    def client_message(self, problem: SoftmaxProblem, state: dict[str, Any], client: int, noise_multiplier: float,
                        rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        x = state["x"]
         w, sampled = engine.dpsgd_steps(problem, x, client, steps=self.local_steps, rate=self.rate, lr=self.lr,
                                         clip=None, noise_multiplier=0.0, rng=rng)
         return w - x, sampled
 
 
 @dataclasses.dataclass(frozen=True)
-class DPFL:
+class DPFL(UpdateAveraging):
     """DPFL with a fixed number τ of local DP-SGD steps (ALI-DPFL's Algorithm 1; τ = 1 is
     DP-FedSGD): Poisson rate ``rate``, clipping ``clip``, step ``lr``; the message is the model
     update in float32. Each step is a sampled Gaussian release."""
@@ -76,15 +103,16 @@ class DPFL:
     def privacy_plan(self, participations: int) -> accounting.PrivacyPlan:
         return accounting.PrivacyPlan(self.rate, check_int("participations", participations, 1) * self.local_steps)
 
-    def client_message(self, problem: SoftmaxProblem, x: np.ndarray, client: int, noise_multiplier: float,
+    def client_message(self, problem: SoftmaxProblem, state: dict[str, Any], client: int, noise_multiplier: float,
                        rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        x = state["x"]
         w, sampled = engine.dpsgd_steps(problem, x, client, steps=self.local_steps, rate=self.rate, lr=self.lr,
                                         clip=self.clip, noise_multiplier=noise_multiplier, rng=rng)
         return w - x, sampled
 
 
 @dataclasses.dataclass(frozen=True)
-class PrivateFedPAQ:
+class PrivateFedPAQ(UpdateAveraging):
     """Privacy-augmented FedPAQ with the valid sensitivity 2ηEC (DP-FedPAQ Alg. 2): E local
     steps of clipped minibatch SGD (Poisson rate ``rate`` per step), Gaussian noise on the
     update, the quantizer Q_s (``levels=None``: float32). One Gaussian release per round
@@ -105,10 +133,59 @@ class PrivateFedPAQ:
     def privacy_plan(self, participations: int) -> accounting.PrivacyPlan:
         return accounting.PrivacyPlan(1.0, check_int("participations", participations, 1))
 
-    def client_message(self, problem: SoftmaxProblem, x: np.ndarray, client: int, noise_multiplier: float,
+    def client_message(self, problem: SoftmaxProblem, state: dict[str, Any], client: int, noise_multiplier: float,
                        rng: np.random.Generator) -> tuple[np.ndarray, int]:
-        return engine.fedpaq_update(problem, x, client, local_steps=self.local_steps, rate=self.rate, lr=self.lr,
-                                    clip=self.clip, noise_multiplier=noise_multiplier, levels=self.levels, rng=rng)
+        return engine.fedpaq_update(problem, state["x"], client, local_steps=self.local_steps, rate=self.rate,
+                                    lr=self.lr, clip=self.clip, noise_multiplier=noise_multiplier, levels=self.levels,
+                                    rng=rng)
+
+
+@dataclasses.dataclass(frozen=True)
+class FedPLT:
+    """Fed-PLT (v2 Algorithm 1, h = 0) with private local training: the coordinator's model is
+    y = (1/N) Σ_i z_i; an active client runs ``local_steps`` (N_e) steps of noisy gradient
+    descent, step ``lr`` (γ), on f_i(w) + ‖w − (2y − z_i)‖²/(2ρ) from its last local model
+    x_i (:func:`engine.noisy_prox_steps`), and sends z_i + 2(x_i − y) in float32.
+
+    The paper's eq. (13) assumes a Lipschitz loss; on MNIST the per-record gradients are
+    clipped to ``clip`` so that each step is a Gaussian release of sensitivity C (the plan:
+    N_e releases per message, no sampling)."""
+
+    name: ClassVar[str] = "Fed-PLT (private)"
+    lr: float = 0.3
+    rho: float = 1.0
+    local_steps: int = 2
+    clip: float = 1.0
+
+    def message_bits(self, d: int) -> float:
+        return float(FLOAT_BITS * check_int("d", d, 1))
+
+    def downlink_bits(self, d: int) -> float:
+        return float(FLOAT_BITS * check_int("d", d, 1))  # y in float32; z_i stays with the client
+
+    def privacy_plan(self, participations: int) -> accounting.PrivacyPlan:
+        return accounting.PrivacyPlan(1.0, check_int("participations", participations, 1) * self.local_steps)
+
+    def start(self, problem: SoftmaxProblem) -> dict[str, Any]:
+        shape = (problem.n_devices, N_FEATURES, N_CLASSES)
+        return {"z": np.zeros(shape), "x_local": np.zeros(shape), "y": np.zeros((N_FEATURES, N_CLASSES))}
+
+    def client_message(self, problem: SoftmaxProblem, state: dict[str, Any], client: int, noise_multiplier: float,
+                       rng: np.random.Generator) -> tuple[np.ndarray, int]:
+        y, z_i = state["y"], state["z"][client]
+        w, sampled = engine.noisy_prox_steps(problem, state["x_local"][client], 2.0 * y - z_i, client,
+                                             steps=self.local_steps, lr=self.lr, rho=self.rho, clip=self.clip,
+                                             noise_multiplier=noise_multiplier, rng=rng)
+        state["x_local"][client] = w  # the client's own memory: never sent
+        return z_i + 2.0 * (w - y), sampled
+
+    def aggregate(self, problem: SoftmaxProblem, state: dict[str, Any], clients: np.ndarray,
+                  messages: np.ndarray) -> None:
+        state["z"][clients] = messages
+        state["y"] = state["z"].mean(axis=0)
+
+    def model(self, state: dict[str, Any]) -> np.ndarray:
+        return state["y"]
 
 
 def rounds_within(budget_bits: float, clients_per_round: int, message_bits: float) -> int:
@@ -119,13 +196,27 @@ def rounds_within(budget_bits: float, clients_per_round: int, message_bits: floa
     return int(math.floor(budget / (m * check_positive("message_bits", message_bits)) + 1e-9))
 
 
+@functools.lru_cache(maxsize=256)
+def _calibrated(plan: accounting.PrivacyPlan, epsilon: float, delta: float) -> float:
+    return accounting.calibrate(plan, epsilon, delta)
+
+
+def _evaluate(problem: SoftmaxProblem, x: np.ndarray) -> tuple[float, float]:
+    if not np.all(np.isfinite(x)):
+        return math.nan, math.nan
+    return problem.accuracy(x), problem.loss(x)
+
+
 def run(problem: SoftmaxProblem, algorithm: Any, *, epsilon: float | None, delta: float, uplink_budget_bits: float,
-        clients_per_round: int, seed: np.random.SeedSequence | int, eval_rounds: int = 10) -> dict[str, Any]:
+        clients_per_round: int, seed: np.random.SeedSequence | int, eval_rounds: int = 10,
+        progress: bool = False) -> dict[str, Any]:
     """One run of ``algorithm`` under an uplink budget (module docstring); ``epsilon=None`` for
     a non-private algorithm. Returns the rounds run, the uplink bits sent, the noise
     multiplier, the ε spent by the most frequent client (PLD; and RDP), the test accuracy and
-    training loss at ``eval_rounds`` evenly spaced rounds, and the per-record gradients computed."""
+    training loss at ``eval_rounds`` evenly spaced rounds (NaN once the model is no longer
+    finite: the run stops there and ``diverged`` is set), and the per-record gradients computed."""
     delta = check_interval("delta", delta, 0.0, 1.0, closed_low=False, closed_high=False)
+    eval_rounds = check_int("eval_rounds", eval_rounds, 1)
     d = problem.dim
     bits = algorithm.message_bits(d)
     rounds = rounds_within(uplink_budget_bits, clients_per_round, bits)
@@ -140,25 +231,40 @@ def run(problem: SoftmaxProblem, algorithm: Any, *, epsilon: float | None, delta
     plan = algorithm.privacy_plan(participations)
     if (plan is None) != (epsilon is None):
         raise ValueError(f"{algorithm.name}: epsilon must be None exactly for a non-private algorithm")
-    sigma = accounting.calibrate(plan, epsilon, delta) if plan is not None else 0.0
+    sigma = _calibrated(plan, float(epsilon), delta) if plan is not None else 0.0
     rng = np.random.default_rng(run_ss)
-    x = np.zeros((problem.features.shape[1], int(problem.labels.max()) + 1))
-    sizes = problem.sizes.astype(np.float64)
+    state = algorithm.start(problem)
     marks = sorted({max(1, round(rounds * (k + 1) / eval_rounds)) for k in range(eval_rounds)})
-    acc, loss, sampled = [], [], 0
-    for k in range(rounds):
+    acc, loss, sampled, diverged = [], [], 0, False
+    steps = range(rounds)
+    if progress:
+        from tqdm.auto import tqdm
+
+        steps = tqdm(steps, desc=algorithm.name, leave=False)
+    rounds_run = 0
+    for k in steps:
+        rounds_run = k + 1
+        clients = schedule[k]
         msgs = []
-        for c in schedule[k]:
-            m, s = algorithm.client_message(problem, x, int(c), sigma, rng)
+        for c in clients:
+            m, s = algorithm.client_message(problem, state, int(c), sigma, rng)
             msgs.append(m)
             sampled += s
-        x = x + engine.average(np.stack(msgs), sizes[schedule[k]])
-        if k + 1 in marks:
-            acc.append(problem.accuracy(x))
-            loss.append(problem.loss(x))
+        algorithm.aggregate(problem, state, clients, np.stack(msgs))
+        finite = bool(np.isfinite(algorithm.model(state)).all())
+        if k + 1 in marks or not finite:
+            a, lo = _evaluate(problem, algorithm.model(state))
+            acc.append(a)
+            loss.append(lo)
+        if not finite:
+            diverged = True
+            break
+    acc += [math.nan] * (len(marks) - len(acc))
+    loss += [math.nan] * (len(marks) - len(loss))
     spent = accounting.epsilon(plan, sigma, delta) if plan is not None else math.inf
     spent_rdp = accounting.epsilon(plan, sigma, delta, "rdp") if plan is not None else math.inf
-    return {"rounds": rounds, "uplink_bits": rounds * clients_per_round * bits, "message_bits": bits,
+    return {"rounds": rounds, "rounds_run": rounds_run, "uplink_bits": rounds_run * clients_per_round * bits,
+            "downlink_bits": rounds_run * clients_per_round * algorithm.downlink_bits(d), "message_bits": bits,
             "participations": participations, "noise_multiplier": sigma, "epsilon_spent": spent,
             "epsilon_spent_rdp": spent_rdp, "eval_rounds": np.asarray(marks), "test_accuracy": np.asarray(acc),
-            "train_loss": np.asarray(loss), "sampled_records": sampled}
+            "train_loss": np.asarray(loss), "sampled_records": sampled, "diverged": diverged}

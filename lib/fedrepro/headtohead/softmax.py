@@ -21,9 +21,14 @@ g_j = ã_j (p_j − e_j)ᵀ, the regulariser μx is data-independent):
   clipped g_j over the realised batch (zero on an empty batch, so its norm never exceeds C);
   the released update u = x_E − x gets Gaussian noise of standard deviation σ·Δ with
   Δ = 2ηEC (two coupled runs move apart by at most 2ηC per step), then the quantizer Q_s.
+* :func:`noisy_prox_steps` — Fed-PLT's private local training (v2 eq. (13) on the local
+  problem of Algorithm 1): N_e full-batch gradient steps on f_i(w) + ‖w − v‖²/(2ρ), the
+  data term being the clipped sum plus N(0, σ²C²I), divided by n_i (each step a Gaussian
+  release of sensitivity C).
 
 Every random draw comes from the generator passed in, in a fixed order (per step: the n_i
-uniforms of the Poisson sample, then the (785, 10) standard normals of the noise).
+uniforms of the Poisson sample, then the (785, 10) standard normals of the noise). A client
+whose model stops being finite stops its local steps and returns it as it is.
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from fedrepro.core.validate import check_int, check_interval, check_nonnegative,
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
 __all__ = ["participation_schedule", "clipped_sum", "dpsgd_steps", "fedpaq_update", "fedpaq_sensitivity",
-           "average"]
+           "noisy_prox_steps", "average"]
 
 
 def participation_schedule(n_clients: int, clients_per_round: int, rounds: int,
@@ -96,6 +101,8 @@ def dpsgd_steps(problem: SoftmaxProblem, x: np.ndarray, client: int, *, steps: i
         else:
             g = (g + sigma * clip * rng.standard_normal(g.shape)) / (rate * n)
         x -= lr * (g + problem.mu * x)
+        if not np.isfinite(x).all():  # diverged: the caller sees a non-finite model
+            break
     return x, sampled
 
 
@@ -125,8 +132,34 @@ def fedpaq_update(problem: SoftmaxProblem, x: np.ndarray, client: int, *, local_
         sampled += rows.size
         g = clipped_sum(problem, w, rows, clip) / max(rows.size, 1)
         w -= lr * (g + problem.mu * w)
+        if not np.isfinite(w).all():  # diverged: returned as it is, unquantized
+            return w - x0, sampled
     u = w - x0 + sigma * fedpaq_sensitivity(lr, E, clip) * rng.standard_normal(x0.shape)
     return quantizer.quantize(u.reshape(-1), levels, rng).reshape(x0.shape), sampled
+
+
+def noisy_prox_steps(problem: SoftmaxProblem, w0: np.ndarray, v: np.ndarray, client: int, *, steps: int, lr: float,
+                     rho: float, clip: float, noise_multiplier: float,
+                     rng: np.random.Generator) -> tuple[np.ndarray, int]:
+    """``steps`` noisy gradient steps of client ``client`` on f_i(w) + ‖w − v‖²/(2ρ) from
+    ``w0`` (module docstring); returns the model and the per-record gradients computed."""
+    steps = check_int("steps", steps, 1)
+    lr = check_positive("lr", lr)
+    rho = check_positive("rho", rho)
+    clip = check_positive("clip", clip)
+    sigma = check_nonnegative("noise_multiplier", noise_multiplier)
+    rows_of = problem.device_rows(client)
+    rows = np.arange(rows_of.start, rows_of.stop)
+    v = np.asarray(v, dtype=np.float64)
+    w = np.array(w0, dtype=np.float64, copy=True)
+    for _ in range(steps):
+        g = clipped_sum(problem, w, rows, clip)
+        if sigma > 0:
+            g += sigma * clip * rng.standard_normal(g.shape)
+        w -= lr * (g / rows.size + problem.mu * w + (w - v) / rho)
+        if not np.isfinite(w).all():  # diverged: the caller sees a non-finite model
+            break
+    return w, steps * rows.size
 
 
 def average(messages: np.ndarray, weights: np.ndarray) -> np.ndarray:

@@ -20,7 +20,7 @@ import numpy as np
 
 from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.headtohead import accounting
-from fedrepro.headtohead.algorithms import DPFL, PrivateFedPAQ, rounds_within
+from fedrepro.headtohead.algorithms import DPFL, FedPLT, PrivateFedPAQ, rounds_within
 from fedrepro.report.book import check_profile
 
 __all__ = ["CalibrationConfig", "ALGORITHMS", "load_calibration", "calibration_frame", "calibration_summary"]
@@ -31,6 +31,7 @@ ALGORITHMS: dict[str, Any] = {
     "DPFL (τ = 5)": DPFL(local_steps=5),
     "private FedPAQ (float32)": PrivateFedPAQ(levels=None),
     "private FedPAQ (s = 10)": PrivateFedPAQ(levels=10),
+    "Fed-PLT (private, N_e = 2)": FedPLT(local_steps=2),
 }
 
 
@@ -116,7 +117,8 @@ def calibration_frame(result: dict[str, Any]) -> Any:
 def calibration_summary(result: dict[str, Any], epsilon: float = 1.0) -> dict[str, float]:
     """The numbers the page quotes: the range of RDP/PLD over every row, the largest distance
     of Opacus's PRV ε from the target, and at ``epsilon`` the noise multipliers of DPFL (τ = 5)
-    and of private FedPAQ with and without its quantizer, and the quantizer's gain in rounds."""
+    and of private FedPAQ with and without its quantizer, of Fed-PLT (N_e = 2), and the
+    quantizer's gain in rounds."""
     rows = result["rows"]
     at = {r["algorithm"]: r for r in rows if r["epsilon_target"] == epsilon}
     ratios = [r["epsilon_rdp"] / r["epsilon_pld"] for r in rows]
@@ -126,5 +128,6 @@ def calibration_summary(result: dict[str, Any], epsilon: float = 1.0) -> dict[st
             "prv_gap": max(prv) if prv else math.nan,
             "sigma_dpfl": at["DPFL (τ = 5)"]["noise_multiplier"], "sigma_fedpaq": flt["noise_multiplier"],
             "sigma_fedpaq_quantized": quant["noise_multiplier"],
+            "sigma_fedplt": at["Fed-PLT (private, N_e = 2)"]["noise_multiplier"],
             "quantizer_rounds": quant["rounds"] / flt["rounds"],
             "quantizer_noise": quant["noise_multiplier"] / flt["noise_multiplier"]}
