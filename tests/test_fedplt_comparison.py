@@ -383,3 +383,28 @@ def test_a_fastest_claim_inherits_the_cause_of_the_faster_baselines():
     also = {**cells, (TII, "5GCS", "Convex"): ("match", None, "")}
     cause, _, why = fastest_claim_cause([(TII, "Convex")], times, also)
     assert cause == "open" and "faster in the paper too" in why
+
+
+def test_a_comparison_claim_inherits_a_cause_only_when_the_papers_values_restore_it():
+    from fedrepro.chapters.fedplt.comparison.scorecard import TIV, claim_v2_c23, counterfactual_claim_cause
+
+    # C23: Fed-PLT faster with GD than with AGD, full and partial participation
+    times = {TIV: {("Fed-PLT", "Grad."): 15.0, ("Fed-PLT", "Acc. grad."): 12.0,
+                   ("Fed-PLT", "Gradient Partial p."): 10.0, ("Fed-PLT", "Acc. grad. Partial p."): 11.0}}
+    assert not claim_v2_c23(times)[0]
+    cells = {(TIV, "Fed-PLT", "Grad."): ("miss", "tuning-range", "fedplt/a.json", 9.0),
+             (TIV, "Fed-PLT", "Acc. grad."): ("match", None, "", 12.5),
+             (TIV, "Fed-PLT", "Gradient Partial p."): ("miss", "seed-spread", "fedplt/b.json", 10.5),
+             (TIV, "Fed-PLT", "Acc. grad. Partial p."): ("match", None, "", 11.0)}
+    cause, evidence, why = counterfactual_claim_cause(claim_v2_c23, times, cells)
+    # 9 < 12 restores the claim; the seed-spread cell is not needed and not cited
+    assert (cause, evidence) == ("tuning-range", "fedplt/a.json") and "Fed-PLT TIV Grad." in why
+    assert "Partial" not in why
+    # an open cell is never patched: the claim stays open and says what was tried
+    opened = {**cells, (TIV, "Fed-PLT", "Grad."): ("miss", "open", "", 9.0)}
+    cause, evidence, why = counterfactual_claim_cause(claim_v2_c23, times, opened)
+    assert (cause, evidence) == ("open", "") and why.startswith("tried:")
+    # two causes needed together: open, and the sentence names both
+    slow = {TIV: {**times[TIV], ("Fed-PLT", "Gradient Partial p."): 12.0}}
+    cause, _, why = counterfactual_claim_cause(claim_v2_c23, slow, cells)
+    assert cause == "open" and "tuning-range" in why and "seed-spread" in why

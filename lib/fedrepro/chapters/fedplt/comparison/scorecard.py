@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "C07_PATTERN", "claim_v2_c01", "claim_v2_c03", "claim_v2_c07", "claim_v2_c16", "claim_v2_c17",
+    "C07_PATTERN", "COMPARISON_CLAIMS", "counterfactual_claim_cause", "claim_v2_c01", "claim_v2_c03", "claim_v2_c07", "claim_v2_c16", "claim_v2_c17",
     "claim_v2_c18", "claim_v2_c19", "claim_v2_c20", "claim_v2_c21", "claim_v2_c23", "claim_v2_c24",
     "claim_v1_c02", "claim_v1_c04", "claim_v1_c05", "claim_v1_c06", "claim_v1_c07", "claim_v1_c08",
     "cell_outcomes", "claim_outcomes", "claims_frame", "claims_text", "outcomes", "summary_frame", "times_by_table",
@@ -514,6 +514,59 @@ def fastest_claim_cause(columns: Sequence[tuple[str, str]], times: Times,
     return "open", "", "not explained by the cells: " + "; ".join(blocking)
 
 
+#: The claims that compare times of two or more algorithms (or settings), by their rule.
+COMPARISON_CLAIMS: dict[str, Any] = {
+    "fedplt-v2-C17": claim_v2_c17,
+    "fedplt-v2-C21": claim_v2_c21,
+    "fedplt-v2-C23": claim_v2_c23,
+    "fedplt-v2-C24": claim_v2_c24,
+}
+
+
+def counterfactual_claim_cause(rule: Any, times: Times,
+                               cells: Mapping[tuple[str, str, str], tuple[str, str | None, str, float | None]]
+                               ) -> tuple[str, str, str]:
+    """(cause, evidence, sentence) of a comparison claim that misses, by a counterfactual:
+    the cells whose miss has a demonstrated cause take the paper's value, and the claim's
+    ``rule`` is evaluated again. ``cells`` maps ``(table, row, column)`` to ``(status, cause,
+    evidence, paper value)``.
+
+    The claim inherits cause X when giving the paper's values to the cells of cause X alone
+    makes the rule hold (the first such cause in :data:`fedrepro.report.scorecard.CAUSES`
+    order; the evidence is those cells' evidence). Otherwise it stays ``open``, the sentence
+    saying whether all the demonstrated causes together restore it, or what still fails."""
+    from fedrepro.report.scorecard import CAUSES
+
+    def explained(only: str | None) -> list[tuple[str, str, str]]:
+        return [k for k, (status, cause, _, paper) in cells.items()
+                if status == "miss" and cause not in (None, "open") and paper is not None and only in (None, cause)]
+
+    def patched(keys: Sequence[tuple[str, str, str]]) -> dict[str, dict[tuple[str, str], float | None]]:
+        out = {t: dict(v) for t, v in times.items()}
+        for tid, row, column in keys:
+            out.setdefault(tid, {})[(row, column)] = float(cells[(tid, row, column)][3])
+        return out
+
+    present = [c for c in CAUSES if c != "open" and any(v[0] == "miss" and v[1] == c for v in cells.values())]
+    for cause in present:
+        keys = explained(cause)
+        if rule(patched(keys))[0]:
+            for k in list(keys):  # keep only the cells the claim needs
+                rest = [q for q in keys if q != k]
+                if rule(patched(rest))[0]:
+                    keys = rest
+            evidence = sorted({e.strip() for k in keys for e in cells[k][2].split(",") if e.strip()})
+            names = "; ".join(f"{r} {t.split('-')[-1]} {c}" for t, r, c in keys)
+            return cause, ", ".join(evidence), (f"with the paper's values in the cells {names} (each a miss with the "
+                                                f"cause {cause}) the claim holds on our other cells")
+    ok, why = rule(patched(explained(None)))
+    if ok:
+        return "open", "", ("the claim holds only when the cells of several causes (" + ", ".join(present)
+                            + ") all take the paper's values; not one cause explains it")
+    return "open", "", ("tried: the paper's values in every cell whose miss has a demonstrated cause; the claim "
+                        f"still fails ({why})")
+
+
 def _cells_by_key(profile: str, outs: Mapping[str, Outcome]) -> dict[tuple[str, str, str], tuple[str, str | None, str]]:
     """``(table, row, column) -> (status, cause, evidence)`` of the time cells of v2 Tables II-V."""
     from fedrepro.chapters.fedplt.comparison import experiments as cmp
@@ -544,7 +597,21 @@ def outcomes() -> dict[str, Outcome]:
         if o.status == "miss":
             cause, evidence, why = fastest_claim_cause(columns, times, by_key)
             claims[cid] = dataclasses.replace(o, cause=cause, evidence=evidence, reason=f"{o.reason}; {why}")
+    paper = _paper_times("paper")
+    with_paper = {k: (*v, paper.get(k)) for k, v in by_key.items()}
+    for cid, rule in COMPARISON_CLAIMS.items():
+        o = claims[cid]
+        if o.status == "miss" and o.cause in (None, "open"):
+            cause, evidence, why = counterfactual_claim_cause(rule, times, with_paper)
+            claims[cid] = dataclasses.replace(o, cause=cause, evidence=evidence, reason=f"{o.reason}; {why}")
     return {**cells, **claims}
+
+
+def _paper_times(profile: str) -> dict[tuple[str, str, str], float | None]:
+    """``(table, row, column) -> the paper's time`` of v2 Tables II-V."""
+    from fedrepro.chapters.fedplt.comparison import experiments as cmp
+
+    return {(c["table"], c["row"], c["column"]): c["paper"] for c in cmp.time_cells(profile).values()}
 
 
 def claims_frame(profile: str = "paper") -> pd.DataFrame:
