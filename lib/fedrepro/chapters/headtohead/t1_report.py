@@ -1,0 +1,278 @@
+"""What the T1 page shows of :mod:`fedrepro.chapters.headtohead.t1`: the tables, the figures
+and the numbers the prose quotes (presentation only: nothing here is in an experiment's
+import graph)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from fedrepro.chapters.headtohead.t1 import LABELS
+
+__all__ = ["with_extra_algorithm", "records_frame", "cells_frame", "ranking_frame", "selected_frame", "budget_checks",
+           "figure_accuracy_vs_epsilon", "figure_accuracy_vs_budget", "pareto_front", "t1_summary"]
+
+_PRIVATE_MARK = {"dp-fedsgd": "o", "dpfl": "s", "fedpaq": "v", "fedpaq-q": "^", "fed-plt": "D"}
+
+
+def with_extra_algorithm(result: dict[str, Any], config: Any, spec: str) -> dict[str, Any]:
+    """``result`` with one more algorithm put through the same protocol at every ε of the
+    main budget (the "add your algorithm" section): ``spec`` is ``"module:NAME"``, NAME a
+    tuple of configurations (instances of one algorithm class of the interface of
+    :mod:`fedrepro.headtohead.algorithms`). The empty string returns ``result`` unchanged.
+    Nothing is stored."""
+    import importlib
+
+    from fedrepro.chapters.headtohead import t1
+
+    if not spec:
+        return result
+    module, sep, attr = spec.partition(":")
+    if not sep or not module or not attr:
+        raise ValueError(f"extra_algorithm must read 'module:NAME', got {spec!r}")
+    grid = tuple(getattr(importlib.import_module(module), attr))
+    if not grid or len({type(g) for g in grid}) != 1:
+        raise ValueError(f"{spec}: give a non-empty tuple of configurations of one algorithm class")
+    name = type(grid[0]).name
+    extra = {"records": list(result["records"]), "tuning": list(result["tuning"])}
+    for e in config.epsilons:
+        cell = t1.tune_and_run(config, grid, e, config.budget_bits)
+        extra["records"] += t1.records(config, name, cell)
+        extra["tuning"].append({"algorithm": name, "epsilon_target": cell["epsilon_target"],
+                                "uplink_budget_bits": cell["uplink_budget_bits"], "selected": cell["selected"],
+                                "candidates": cell["tuning"]})
+    return extra
+
+
+def records_frame(result: dict[str, Any]) -> Any:
+    """Every stored run: one row per (algorithm, ε, budget, seed)."""
+    import pandas as pd
+
+    keep = ["task", "algorithm", "seed", "epsilon_target", "epsilon_spent", "epsilon_spent_rdp", "delta",
+            "uplink_budget_bits", "uplink_bits", "downlink_bits", "rounds", "rounds_run", "participations",
+            "noise_multiplier", "test_accuracy", "train_loss", "diverged"]
+    return pd.DataFrame([{k: r[k] for k in keep} for r in result["records"]])
+
+
+def cells_frame(result: dict[str, Any]) -> Any:
+    """One row per (algorithm, ε, budget): the test accuracy over the seeds (mean, standard
+    deviation, min, max), the final training loss (mean), the rounds and the noise."""
+    df = records_frame(result)
+    g = df.groupby(["algorithm", "epsilon_target", "uplink_budget_bits"], sort=False)
+    out = g.agg(accuracy=("test_accuracy", "mean"), sd=("test_accuracy", "std"),
+                low=("test_accuracy", "min"), high=("test_accuracy", "max"), loss=("train_loss", "mean"),
+                rounds=("rounds", "first"), noise=("noise_multiplier", "first"),
+                seeds=("seed", "count")).reset_index()
+    out["sd"] = out["sd"].fillna(0.0)
+    return out
+
+
+def _pct(mean: float, sd: float) -> str:
+    if not math.isfinite(mean):
+        return "diverged"
+    return f"{100 * mean:.1f} ± {100 * sd:.1f}"
+
+
+def ranking_frame(result: dict[str, Any], budget: float) -> Any:
+    """The ranking at uplink budget ``budget``: one row per algorithm, the test accuracy (%,
+    mean ± standard deviation over the seeds) at every ε, and the mean rank over ε (1 = best;
+    the non-private ceiling is listed apart, unranked). Sorted by that rank."""
+    import pandas as pd
+
+    cells = cells_frame(result)
+    cells = cells[cells["uplink_budget_bits"] == budget]
+    private = cells[np.isfinite(cells["epsilon_target"])]
+    eps = sorted(private["epsilon_target"].unique())
+    ranks = private.assign(rank=private.groupby("epsilon_target")["accuracy"].rank(ascending=False, method="min"))
+    rows = []
+    for name, group in ranks.groupby("algorithm", sort=False):
+        row = {"algorithm": _label(name)}
+        for e in eps:
+            hit = group[group["epsilon_target"] == e]
+            row[f"ε = {e:g}"] = _pct(hit["accuracy"].iloc[0], hit["sd"].iloc[0]) if len(hit) else "—"
+        row["mean rank"] = float(group["rank"].mean())
+        rows.append(row)
+    frame = pd.DataFrame(rows).sort_values("mean rank").reset_index(drop=True)
+    ceiling = cells[~np.isfinite(cells["epsilon_target"])]
+    if len(ceiling):
+        c = ceiling.iloc[0]
+        frame.loc[len(frame)] = {"algorithm": _label(c["algorithm"]),
+                                 **{f"ε = {e:g}": _pct(c["accuracy"], c["sd"]) for e in eps}, "mean rank": math.nan}
+    frame.index = range(1, len(frame) + 1)
+    return frame
+
+
+def selected_frame(result: dict[str, Any], budget: float) -> Any:
+    """The configuration the validation split selected for every algorithm and ε at
+    ``budget``, with its validation accuracy and the grid's range of validation accuracies."""
+    import pandas as pd
+
+    rows = []
+    for t in result["tuning"]:
+        if t["uplink_budget_bits"] != budget:
+            continue
+        cand = t["candidates"]
+        chosen = cand[int(t["selected"])]
+        vals = [c["validation_accuracy"] for c in cand if math.isfinite(c["validation_accuracy"])]
+        params = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
+                           for k, v in sorted(chosen["config"].items()))
+        rows.append({"algorithm": _label(t["algorithm"]),
+                     "ε": "—" if not math.isfinite(t["epsilon_target"]) else f"{t['epsilon_target']:g}",
+                     "selected configuration": params,
+                     "validation accuracy (%)": 100 * chosen["validation_accuracy"],
+                     "grid's worst (%)": 100 * min(vals) if vals else math.nan,
+                     "diverged in the grid": sum(bool(c["diverged"]) for c in cand)})
+    return pd.DataFrame(rows).set_index(["algorithm", "ε"])
+
+
+def budget_checks(result: dict[str, Any]) -> dict[str, float]:
+    """The acceptance checks over every stored run: the largest relative gap between the ε
+    spent and the target, the largest ε spent over its target, the largest share of the
+    uplink budget used, and the number of runs."""
+    priv = [r for r in result["records"] if math.isfinite(r["epsilon_target"])]
+    gaps = [abs(r["epsilon_spent"] / r["epsilon_target"] - 1) for r in priv]
+    over = [r["epsilon_spent"] / r["epsilon_target"] for r in priv]
+    share = [r["uplink_bits"] / r["uplink_budget_bits"] for r in result["records"]]
+    return {"runs": float(len(result["records"])), "private_runs": float(len(priv)),
+            "epsilon_gap": max(gaps) if gaps else 0.0, "epsilon_ratio_max": max(over) if over else 0.0,
+            "budget_share_max": max(share), "budget_share_min": min(share)}
+
+
+def _label(name: str) -> str:
+    return LABELS.get(name, name)
+
+
+def _private_names(cells: Any) -> list[str]:
+    present = list(dict.fromkeys(cells["algorithm"]))
+    return [a for a in LABELS if a != "fedavg" and a in present] + [a for a in present if a not in LABELS]
+
+
+def figure_accuracy_vs_epsilon(result: dict[str, Any], budget: float) -> Any:
+    """Test accuracy (mean over seeds, bars from the lowest to the highest seed) against ε at
+    the uplink budget ``budget``, one line per algorithm, the non-private ceiling dashed."""
+    import matplotlib.pyplot as plt
+
+    cells = cells_frame(result)
+    cells = cells[cells["uplink_budget_bits"] == budget]
+    fig, ax = plt.subplots(figsize=(7.0, 4.2))
+    for name in _private_names(cells):
+        c = cells[cells["algorithm"] == name].sort_values("epsilon_target")
+        acc = 100 * c["accuracy"].to_numpy()
+        err = np.vstack([acc - 100 * c["low"].to_numpy(), 100 * c["high"].to_numpy() - acc])
+        ax.errorbar(c["epsilon_target"], acc, yerr=err, marker=_PRIVATE_MARK.get(name, '*'), capsize=3, label=_label(name))
+    ceiling = cells[cells["algorithm"] == "fedavg"]
+    if len(ceiling):
+        ax.axhline(100 * ceiling["accuracy"].iloc[0], color="k", ls="--", lw=1, label=LABELS["fedavg"])
+    ax.set_xscale("log")
+    eps = sorted(cells.loc[cells["algorithm"] != "fedavg", "epsilon_target"].unique())
+    ax.set_xticks(eps, [f"{e:g}" for e in eps])
+    ax.set_xlabel("ε (δ = 1e-5), whole run, most frequent client")
+    ax.set_ylabel("test accuracy (%)")
+    ax.set_title(f"T1 (MNIST softmax, 100 clients) at {budget:.2g} uplink bits")
+    ax.legend(fontsize=8, loc="lower right")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    return fig
+
+
+def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The points (bits, accuracy) not dominated by another (fewer or equal bits and higher
+    accuracy), sorted by bits."""
+    front: list[tuple[float, float]] = []
+    best = -math.inf
+    for bits, acc in sorted(points, key=lambda p: (p[0], -p[1])):
+        if math.isfinite(acc) and acc > best:
+            front.append((bits, acc))
+            best = acc
+    return front
+
+
+def figure_accuracy_vs_budget(result: dict[str, Any], epsilons: tuple[float, ...]) -> Any:
+    """One panel per ε of ``epsilons``: test accuracy against the uplink bits actually sent,
+    one line per algorithm over the budgets, and the Pareto front of accuracy against bits over
+    every algorithm (grey step line)."""
+    import matplotlib.pyplot as plt
+
+    cells = cells_frame(result)
+    fig, axes = plt.subplots(1, len(epsilons), figsize=(5.2 * len(epsilons), 4.2), sharey=True, squeeze=False)
+    bits_of = {(r["algorithm"], r["epsilon_target"], r["uplink_budget_bits"]): r["uplink_bits"]
+               for r in result["records"]}
+    for ax, e in zip(axes[0], epsilons, strict=True):
+        at = cells[cells["epsilon_target"] == e]
+        points = []
+        for name in _private_names(at):
+            c = at[at["algorithm"] == name].sort_values("uplink_budget_bits")
+            bits = [bits_of[(name, e, b)] for b in c["uplink_budget_bits"]]
+            acc = 100 * c["accuracy"].to_numpy()
+            ax.plot(bits, acc, marker=_PRIVATE_MARK.get(name, '*'), label=_label(name))
+            points += list(zip(bits, acc, strict=True))
+        front = pareto_front(points)
+        if front:
+            fb, fa = zip(*front, strict=True)
+            ax.step(fb, fa, where="post", color="0.5", lw=4, alpha=0.35, label="Pareto front", zorder=0)
+        ceiling = cells[cells["algorithm"] == "fedavg"].sort_values("uplink_budget_bits")
+        if len(ceiling):
+            cb = [bits_of[("fedavg", math.inf, b)] for b in ceiling["uplink_budget_bits"]]
+            ax.plot(cb, 100 * ceiling["accuracy"], "k--", lw=1, label=LABELS["fedavg"])
+        ax.set_xscale("log")
+        ax.set_xlabel("uplink bits sent (all clients)")
+        ax.set_title(f"ε = {e:g}")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("test accuracy (%)")
+    axes[0][-1].legend(fontsize=8, loc="lower right")
+    fig.tight_layout()
+    return fig
+
+
+def t1_summary(result: dict[str, Any], budget: float) -> dict[str, Any]:
+    """The numbers the page quotes at ``budget``: at every ε the best private algorithm, its
+    accuracy, its distance to the ceiling and Fed-PLT's distance to it, each algorithm's
+    accuracy; the best accuracy private FedPAQ reaches in any cell; how often the selected
+    step size sits at an end of its grid; and, at every ε of the budget sweep, the algorithms
+    on the Pareto front and the best one at the smallest budget."""
+    cells = cells_frame(result)
+    at = cells[cells["uplink_budget_bits"] == budget]
+    out: dict[str, Any] = {}
+    ceiling = at[at["algorithm"] == "fedavg"]
+    out["ceiling"] = float(ceiling["accuracy"].iloc[0]) if len(ceiling) else math.nan
+    for e in sorted(at.loc[np.isfinite(at["epsilon_target"]), "epsilon_target"].unique()):
+        c = at[at["epsilon_target"] == e].sort_values("accuracy", ascending=False)
+        key = f"{e:g}".replace(".", "p")
+        out[f"best_{key}"] = _label(c["algorithm"].iloc[0])
+        out[f"best_acc_{key}"] = float(c["accuracy"].iloc[0])
+        out[f"ceiling_gap_{key}"] = out["ceiling"] - out[f"best_acc_{key}"]
+        for _, row in c.iterrows():
+            out[f"acc_{row['algorithm']}_{key}"] = float(row["accuracy"])
+        if f"acc_fed-plt_{key}" in out:
+            out[f"fedplt_gap_{key}"] = out[f"best_acc_{key}"] - out[f"acc_fed-plt_{key}"]
+    pairs = [abs(out[f"acc_dp-fedsgd_{k}"] - out[f"acc_dpfl_{k}"]) for k in
+             (f"{e:g}".replace(".", "p") for e in at["epsilon_target"].unique() if math.isfinite(e))
+             if f"acc_dp-fedsgd_{k}" in out and f"acc_dpfl_{k}" in out]
+    out["dpsgd_pair_gap"] = max(pairs) if pairs else math.nan
+    paq = cells[cells["algorithm"].isin(["fedpaq", "fedpaq-q"])]
+    out["fedpaq_best"] = float(paq["accuracy"].max()) if len(paq) else math.nan
+    edge = total = 0
+    for t in result["tuning"]:
+        if t["uplink_budget_bits"] != budget:
+            continue
+        lrs = sorted({c["config"]["lr"] for c in t["candidates"]})
+        if len(lrs) > 2:
+            total += 1
+            edge += t["candidates"][int(t["selected"])]["config"]["lr"] in (lrs[0], lrs[-1])
+    out["lr_edge"], out["lr_cells"] = edge, total
+    bits_of = {(r["algorithm"], r["epsilon_target"], r["uplink_budget_bits"]): r["uplink_bits"]
+               for r in result["records"]}
+    sweep = cells[(cells["uplink_budget_bits"] != budget) & np.isfinite(cells["epsilon_target"])]
+    for e in sorted(sweep["epsilon_target"].unique()):
+        c = cells[(cells["epsilon_target"] == e)]
+        key = f"{e:g}".replace(".", "p")
+        points = {(bits_of[(a, e, b)], acc): a for a, b, acc in zip(c["algorithm"], c["uplink_budget_bits"],
+                                                                      c["accuracy"], strict=True)}
+        front = pareto_front(list(points))
+        out[f"front_{key}"] = ", ".join(dict.fromkeys(_label(points[p]) for p in front))
+        small = c[c["uplink_budget_bits"] == c["uplink_budget_bits"].min()].sort_values("accuracy", ascending=False)
+        out[f"best_small_{key}"] = _label(small["algorithm"].iloc[0])
+        out[f"best_small_acc_{key}"] = float(small["accuracy"].iloc[0])
+    return out
