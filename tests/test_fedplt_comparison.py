@@ -403,7 +403,11 @@ def test_a_comparison_claim_inherits_a_cause_only_when_the_papers_values_restore
     # an open cell is never patched: the claim stays open and says what was tried
     opened = {**cells, (TIV, "Fed-PLT", "Grad."): ("miss", "open", "", 9.0)}
     cause, evidence, why = counterfactual_claim_cause(claim_v2_c23, times, opened)
-    assert (cause, evidence) == ("open", "") and why.startswith("tried:")
+    assert (cause, evidence) == ("open", "") and why.startswith("tried:") and "still fails" in why
+    # no demonstrated cause among the cells the claim reads: said so, not the same numbers again
+    nothing = {k: ("match", None, "", v[3]) for k, v in cells.items()}
+    cause, _, why = counterfactual_claim_cause(claim_v2_c23, times, nothing)
+    assert cause == "open" and "none of them is a cell this claim reads" in why
     # two causes needed together: open, and the sentence names both
     slow = {TIV: {**times[TIV], ("Fed-PLT", "Gradient Partial p."): 12.0}}
     cause, _, why = counterfactual_claim_cause(claim_v2_c23, slow, cells)
