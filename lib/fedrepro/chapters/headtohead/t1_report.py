@@ -140,6 +140,21 @@ def budget_checks(result: dict[str, Any]) -> dict[str, float]:
             "budget_share_max": max(share), "budget_share_min": min(share)}
 
 
+def _floor(accuracies: Any) -> float:
+    """The lower end of the accuracy axis (%): a little below the lowest accuracy above 50 %,
+    so that the learning algorithms are readable; those that stay below are named in the
+    legend (``_off_axis``)."""
+    acc = np.asarray(accuracies, dtype=float) * 100
+    learning = acc[np.isfinite(acc) & (acc >= 50)]
+    return float(5 * math.floor((learning.min() - 2) / 5)) if learning.size else 0.0
+
+
+def _off_axis(label: str, accuracies: Any, floor: float) -> str:
+    acc = np.asarray(accuracies, dtype=float) * 100
+    top = np.nanmax(acc) if np.isfinite(acc).any() else math.nan
+    return f"{label} (below the axis, at most {top:.0f} %)" if top < floor else label
+
+
 def _label(name: str) -> str:
     return LABELS.get(name, name)
 
@@ -153,21 +168,26 @@ def figure_accuracy_vs_epsilon(result: dict[str, Any], budget: float) -> Any:
     """Test accuracy (mean over seeds, bars from the lowest to the highest seed) against ε at
     the uplink budget ``budget``, one line per algorithm, the non-private ceiling dashed."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
 
     cells = cells_frame(result)
     cells = cells[cells["uplink_budget_bits"] == budget]
+    floor = _floor(cells["low"])
     fig, ax = plt.subplots(figsize=(7.0, 4.2))
     for name in _private_names(cells):
         c = cells[cells["algorithm"] == name].sort_values("epsilon_target")
         acc = 100 * c["accuracy"].to_numpy()
         err = np.vstack([acc - 100 * c["low"].to_numpy(), 100 * c["high"].to_numpy() - acc])
-        ax.errorbar(c["epsilon_target"], acc, yerr=err, marker=_PRIVATE_MARK.get(name, '*'), capsize=3, label=_label(name))
+        ax.errorbar(c["epsilon_target"], acc, yerr=err, marker=_PRIVATE_MARK.get(name, '*'), capsize=3,
+                    label=_off_axis(_label(name), c["high"], floor))
     ceiling = cells[cells["algorithm"] == "fedavg"]
     if len(ceiling):
         ax.axhline(100 * ceiling["accuracy"].iloc[0], color="k", ls="--", lw=1, label=LABELS["fedavg"])
     ax.set_xscale("log")
     eps = sorted(cells.loc[cells["algorithm"] != "fedavg", "epsilon_target"].unique())
     ax.set_xticks(eps, [f"{e:g}" for e in eps])
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_ylim(bottom=floor, top=max(100 * cells["high"].max(), floor + 5) + 1)
     ax.set_xlabel("ε (δ = 1e-5), whole run, most frequent client")
     ax.set_ylabel("test accuracy (%)")
     ax.set_title(f"T1 (MNIST softmax, 100 clients) at {budget:.2g} uplink bits")
@@ -196,6 +216,7 @@ def figure_accuracy_vs_budget(result: dict[str, Any], epsilons: tuple[float, ...
     import matplotlib.pyplot as plt
 
     cells = cells_frame(result)
+    floor = _floor(cells[cells["epsilon_target"].isin(epsilons) | (cells["algorithm"] == "fedavg")]["accuracy"])
     fig, axes = plt.subplots(1, len(epsilons), figsize=(5.2 * len(epsilons), 4.2), sharey=True, squeeze=False)
     bits_of = {(r["algorithm"], r["epsilon_target"], r["uplink_budget_bits"]): r["uplink_bits"]
                for r in result["records"]}
@@ -206,23 +227,25 @@ def figure_accuracy_vs_budget(result: dict[str, Any], epsilons: tuple[float, ...
             c = at[at["algorithm"] == name].sort_values("uplink_budget_bits")
             bits = [bits_of[(name, e, b)] for b in c["uplink_budget_bits"]]
             acc = 100 * c["accuracy"].to_numpy()
-            ax.plot(bits, acc, marker=_PRIVATE_MARK.get(name, '*'), label=_label(name))
+            ax.plot(bits, acc, marker=_PRIVATE_MARK.get(name, '*'), label=_off_axis(_label(name), c["accuracy"], floor))
             points += list(zip(bits, acc, strict=True))
         front = pareto_front(points)
         if front:
             fb, fa = zip(*front, strict=True)
-            ax.step(fb, fa, where="post", color="0.5", lw=4, alpha=0.35, label="Pareto front", zorder=0)
+            ax.step(fb, fa, where="post", color="0.5", lw=6, alpha=0.3, label="Pareto front (private)", zorder=0)
         ceiling = cells[cells["algorithm"] == "fedavg"].sort_values("uplink_budget_bits")
         if len(ceiling):
             cb = [bits_of[("fedavg", math.inf, b)] for b in ceiling["uplink_budget_bits"]]
             ax.plot(cb, 100 * ceiling["accuracy"], "k--", lw=1, label=LABELS["fedavg"])
         ax.set_xscale("log")
+        ax.set_ylim(bottom=floor)
         ax.set_xlabel("uplink bits sent (all clients)")
         ax.set_title(f"ε = {e:g}")
         ax.grid(alpha=0.3)
     axes[0][0].set_ylabel("test accuracy (%)")
-    axes[0][-1].legend(fontsize=8, loc="lower right")
-    fig.tight_layout()
+    handles, labels = axes[0][-1].get_legend_handles_labels()
+    fig.legend(handles, labels, fontsize=8, loc="lower center", ncol=3, frameon=False)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
     return fig
 
 
@@ -251,6 +274,9 @@ def t1_summary(result: dict[str, Any], budget: float) -> dict[str, Any]:
              (f"{e:g}".replace(".", "p") for e in at["epsilon_target"].unique() if math.isfinite(e))
              if f"acc_dp-fedsgd_{k}" in out and f"acc_dpfl_{k}" in out]
     out["dpsgd_pair_gap"] = max(pairs) if pairs else math.nan
+    ceilings = cells[cells["algorithm"] == "fedavg"]
+    out["fedavg_sd_max"] = float(ceilings["sd"].max()) if len(ceilings) else math.nan
+    out["fedavg_range_max"] = float((ceilings["high"] - ceilings["low"]).max()) if len(ceilings) else math.nan
     paq = cells[cells["algorithm"].isin(["fedpaq", "fedpaq-q"])]
     out["fedpaq_best"] = float(paq["accuracy"].max()) if len(paq) else math.nan
     edge = total = 0
