@@ -88,3 +88,24 @@ def test_stored_verdicts_rescue_fig2_and_not_fig4():
     assert not any(v[f"dpfedpaq-main-F4{p}"][0] for p in "bcd")
     assert not any(v[f"dpfedpaq-main-{c}"][0] for c in ("C36", "C40", "C41", "C42", "C47"))
     assert "eps=0.1" in v["dpfedpaq-main-C36"][1] and "(non-decreasing)" in v["dpfedpaq-main-C36"][1]
+
+
+def test_an_ordering_is_within_the_seeds_when_the_means_are_closer_than_every_spread():
+    from fedrepro.chapters.dpfedpaq.experiments.scorecard import ordering_within_seeds
+
+    # two settings, three seeds: means 1.0 and 1.02, spreads 0.1 and 0.05
+    ok, gap, spread = ordering_within_seeds([[0.95, 1.0, 1.05], [1.0, 1.02, 1.04]])
+    assert ok and gap == pytest.approx(0.02) and spread == pytest.approx(0.04)
+    ok, gap, spread = ordering_within_seeds([[0.95, 1.0, 1.05], [1.5, 1.5, 1.5]])
+    assert not ok and gap == pytest.approx(0.5) and spread == 0.0
+
+
+@pytest.mark.stored
+def test_stored_c09_subsampling_half_is_within_the_seed_spread():
+    from fedrepro.chapters.dpfedpaq.experiments import scorecard
+    from fedrepro.core.cache import read_only
+
+    with read_only():
+        o = scorecard.outcomes()["dpfedpaq-main-C09"]
+    assert o.status == "miss" and o.cause == "seed-spread" and o.evidence.startswith("dpfedpaq/experiments-")
+    assert "recorded rounds 1, 2, 3" in o.reason  # the claimed order holds in the transient
