@@ -11,7 +11,10 @@ An algorithm is a frozen dataclass (its hyper-parameters) with these methods:
 * ``client_message(problem, state, client, noise_multiplier, rng)``: the message of one client
   in the current state, and the number of per-record gradients it computed;
 * ``aggregate(problem, state, clients, messages)``: the server's step (in place);
-* ``model(state)``: the model the run reports.
+* ``model(state)``: the model the run reports;
+* optionally ``prepare(state, schedule, noise_multiplier)``: called once before the first
+  round with the public participation schedule and the calibrated noise (an algorithm that
+  plans with them, e.g. ALI-DPFL's step budget, :mod:`fedrepro.headtohead.alidpfl`).
 
 :class:`UpdateAveraging` supplies the last three for algorithms whose message is a model
 update that the server averages with weights n_i (FedAvg, DPFL, private FedPAQ).
@@ -234,6 +237,8 @@ def run(problem: SoftmaxProblem, algorithm: Any, *, epsilon: float | None, delta
     sigma = _calibrated(plan, float(epsilon), delta) if plan is not None else 0.0
     rng = np.random.default_rng(run_ss)
     state = algorithm.start(problem)
+    if hasattr(algorithm, "prepare"):
+        algorithm.prepare(state, schedule, sigma)
     marks = sorted({max(1, round(rounds * (k + 1) / eval_rounds)) for k in range(eval_rounds)})
     acc, loss, sampled, diverged = [], [], 0, False
     steps = range(rounds)

@@ -11,7 +11,7 @@ import numpy as np
 
 from fedrepro.chapters.headtohead.t1 import LABELS
 
-__all__ = ["with_extra_algorithm", "records_frame", "cells_frame", "ranking_frame", "selected_frame", "budget_checks",
+__all__ = ["with_extra_algorithm", "alidpfl_frame", "alidpfl_summary", "records_frame", "cells_frame", "ranking_frame", "selected_frame", "budget_checks",
            "figure_accuracy_vs_epsilon", "figure_accuracy_vs_budget", "pareto_front", "t1_summary"]
 
 _PRIVATE_MARK = {"dp-fedsgd": "o", "dpfl": "s", "fedpaq": "v", "fedpaq-q": "^", "fed-plt": "D"}
@@ -302,3 +302,40 @@ def t1_summary(result: dict[str, Any], budget: float) -> dict[str, Any]:
         out[f"best_small_{key}"] = _label(small["algorithm"].iloc[0])
         out[f"best_small_acc_{key}"] = float(small["accuracy"].iloc[0])
     return out
+
+
+def alidpfl_frame(result: dict[str, Any], ali: dict[str, Any], budget: float) -> Any:
+    """ALI-DPFL (not private as run) beside DPFL with a fixed τ and DP-FedSGD at ``budget``:
+    per ε the test accuracy (%, mean ± standard deviation over the seeds), the rounds each
+    could pay for, and ALI-DPFL's selected configuration."""
+    import pandas as pd
+
+    cells = cells_frame({"records": result["records"] + ali["records"], "tuning": []})
+    cells = cells[cells["uplink_budget_bits"] == budget]
+    chosen = {t["epsilon_target"]: t["candidates"][int(t["selected"])]["config"] for t in ali["tuning"]}
+    rows = []
+    for e in sorted(cells.loc[cells["algorithm"] == "ali-dpfl", "epsilon_target"].unique()):
+        at = cells[cells["epsilon_target"] == e].set_index("algorithm")
+        c = chosen[e]
+        rows.append({"ε": f"{e:g}",
+                     "ALI-DPFL (%)": _pct(at.loc["ali-dpfl", "accuracy"], at.loc["ali-dpfl", "sd"]),
+                     "DPFL, fixed τ (%)": _pct(at.loc["dpfl", "accuracy"], at.loc["dpfl", "sd"]),
+                     "DP-FedSGD (%)": _pct(at.loc["dp-fedsgd", "accuracy"], at.loc["dp-fedsgd", "sd"]),
+                     "rounds: ALI-DPFL / DPFL": f"{int(at.loc['ali-dpfl', 'rounds'])} / {int(at.loc['dpfl', 'rounds'])}",
+                     "ALI-DPFL's selection": f"lr = {c['lr']:g}, C = {c['clip']:g}, τ̄ = {c['mean_steps']}"})
+    return pd.DataFrame(rows).set_index("ε")
+
+
+def alidpfl_summary(result: dict[str, Any], ali: dict[str, Any], budget: float) -> dict[str, float]:
+    """The numbers the ALI-DPFL section quotes: the smallest and largest margin of ALI-DPFL
+    over DPFL with a fixed τ across ε (points of accuracy; negative: below), and the ratio of
+    their rounds."""
+    cells = cells_frame({"records": result["records"] + ali["records"], "tuning": []})
+    cells = cells[cells["uplink_budget_bits"] == budget]
+    margins, ratios = [], []
+    for e in cells.loc[cells["algorithm"] == "ali-dpfl", "epsilon_target"].unique():
+        at = cells[cells["epsilon_target"] == e].set_index("algorithm")
+        margins.append(float(at.loc["ali-dpfl", "accuracy"] - at.loc["dpfl", "accuracy"]))
+        ratios.append(float(at.loc["ali-dpfl", "rounds"] / at.loc["dpfl", "rounds"]))
+    return {"margin_low": min(margins), "margin_high": max(margins), "below_low": -max(margins),
+            "below_high": -min(margins), "rounds_ratio": max(ratios)}
