@@ -245,3 +245,29 @@ def test_a_diverging_run_stops_and_says_so(problem):
                 uplink_budget_bits=20 * 2 * 32 * problem.dim, clients_per_round=2, seed=0, eval_rounds=20)
     assert r["diverged"] and r["rounds_run"] < r["rounds"]
     assert np.isnan(r["test_accuracy"][-1]) and r["uplink_bits"] == r["rounds_run"] * 2 * 32 * problem.dim
+
+
+# ------------------------------------------------------------------ round semantics
+@pytest.mark.parametrize("algorithm", [alg.FedAvg(local_steps=2, rate=0.5), alg.DPFL(local_steps=3, rate=0.5),
+                                       alg.PrivateFedPAQ(local_steps=2, rate=0.5, levels=None)])
+def test_a_round_starts_every_client_from_the_global_model(problem, algorithm):
+    """A client's training never writes into the global model, and a round equals the
+    n_i-weighted mean of updates each computed from the global model alone (so the order of
+    the clients changes the aggregate only by rounding)."""
+    state = algorithm.start(problem)
+    state["x"] = np.random.default_rng(2).normal(scale=0.01, size=(785, 10))
+    x0 = state["x"].copy()
+    m0, _ = algorithm.client_message(problem, state, 0, 0.5, np.random.default_rng(10))
+    assert np.array_equal(state["x"], x0)  # the global model is untouched by local training
+    m1, _ = algorithm.client_message(problem, state, 1, 0.5, np.random.default_rng(11))
+    # client 1's update is the same whether or not client 0 trained first
+    alone, _ = algorithm.client_message(problem, algorithm.start(problem) | {"x": x0.copy()}, 1, 0.5,
+                                        np.random.default_rng(11))
+    np.testing.assert_array_equal(m1, alone)
+    forward = {"x": x0.copy()}
+    algorithm.aggregate(problem, forward, np.array([0, 1]), np.stack([m0, m1]))
+    backward = {"x": x0.copy()}
+    algorithm.aggregate(problem, backward, np.array([1, 0]), np.stack([m1, m0]))
+    n = problem.sizes.astype(float)
+    np.testing.assert_allclose(forward["x"], x0 + (n[0] * m0 + n[1] * m1) / n.sum(), rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(forward["x"], backward["x"], rtol=1e-12, atol=1e-15)
