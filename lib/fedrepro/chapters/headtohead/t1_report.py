@@ -1,6 +1,7 @@
 """What the T1 page shows of :mod:`fedrepro.chapters.headtohead.t1`: the tables, the figures
 and the numbers the prose quotes (presentation only: nothing here is in an experiment's
-import graph)."""
+import graph). The T2 page uses the same tables and figures with its own ``labels`` and
+``title`` (its records carry the test loss in place of the training loss)."""
 
 from __future__ import annotations
 
@@ -52,8 +53,8 @@ def records_frame(result: dict[str, Any]) -> Any:
 
     keep = ["task", "algorithm", "seed", "epsilon_target", "epsilon_spent", "epsilon_spent_rdp", "delta",
             "uplink_budget_bits", "uplink_bits", "downlink_bits", "rounds", "rounds_run", "participations",
-            "noise_multiplier", "test_accuracy", "train_loss", "diverged"]
-    return pd.DataFrame([{k: r[k] for k in keep} for r in result["records"]])
+            "noise_multiplier", "test_accuracy", "train_loss", "test_loss", "diverged"]
+    return pd.DataFrame([{k: r[k] for k in keep if k in r} for r in result["records"]])
 
 
 def cells_frame(result: dict[str, Any]) -> Any:
@@ -61,8 +62,9 @@ def cells_frame(result: dict[str, Any]) -> Any:
     deviation, min, max), the final training loss (mean), the rounds and the noise."""
     df = records_frame(result)
     g = df.groupby(["algorithm", "epsilon_target", "uplink_budget_bits"], sort=False)
+    loss = "train_loss" if "train_loss" in df else "test_loss"
     out = g.agg(accuracy=("test_accuracy", "mean"), sd=("test_accuracy", "std"),
-                low=("test_accuracy", "min"), high=("test_accuracy", "max"), loss=("train_loss", "mean"),
+                low=("test_accuracy", "min"), high=("test_accuracy", "max"), loss=(loss, "mean"),
                 rounds=("rounds", "first"), noise=("noise_multiplier", "first"),
                 seeds=("seed", "count")).reset_index()
     out["sd"] = out["sd"].fillna(0.0)
@@ -75,7 +77,7 @@ def _pct(mean: float, sd: float) -> str:
     return f"{100 * mean:.1f} ± {100 * sd:.1f}"
 
 
-def ranking_frame(result: dict[str, Any], budget: float) -> Any:
+def ranking_frame(result: dict[str, Any], budget: float, labels: dict[str, str] | None = None) -> Any:
     """The ranking at uplink budget ``budget``: one row per algorithm, the test accuracy (%,
     mean ± standard deviation over the seeds) at every ε, and the mean rank over ε (1 = best;
     the non-private ceiling is listed apart, unranked). Sorted by that rank."""
@@ -88,7 +90,7 @@ def ranking_frame(result: dict[str, Any], budget: float) -> Any:
     ranks = private.assign(rank=private.groupby("epsilon_target")["accuracy"].rank(ascending=False, method="min"))
     rows = []
     for name, group in ranks.groupby("algorithm", sort=False):
-        row = {"algorithm": _label(name)}
+        row = {"algorithm": _label(name, labels)}
         for e in eps:
             hit = group[group["epsilon_target"] == e]
             row[f"ε = {e:g}"] = _pct(hit["accuracy"].iloc[0], hit["sd"].iloc[0]) if len(hit) else "—"
@@ -98,13 +100,13 @@ def ranking_frame(result: dict[str, Any], budget: float) -> Any:
     ceiling = cells[~np.isfinite(cells["epsilon_target"])]
     if len(ceiling):
         c = ceiling.iloc[0]
-        frame.loc[len(frame)] = {"algorithm": _label(c["algorithm"]),
+        frame.loc[len(frame)] = {"algorithm": _label(c["algorithm"], labels),
                                  **{f"ε = {e:g}": _pct(c["accuracy"], c["sd"]) for e in eps}, "mean rank": math.nan}
     frame.index = range(1, len(frame) + 1)
     return frame
 
 
-def selected_frame(result: dict[str, Any], budget: float) -> Any:
+def selected_frame(result: dict[str, Any], budget: float, labels: dict[str, str] | None = None) -> Any:
     """The configuration the validation split selected for every algorithm and ε at
     ``budget``, with its validation accuracy and the grid's range of validation accuracies."""
     import pandas as pd
@@ -118,7 +120,7 @@ def selected_frame(result: dict[str, Any], budget: float) -> Any:
         vals = [c["validation_accuracy"] for c in cand if math.isfinite(c["validation_accuracy"])]
         params = ", ".join(f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
                            for k, v in sorted(chosen["config"].items()))
-        rows.append({"algorithm": _label(t["algorithm"]),
+        rows.append({"algorithm": _label(t["algorithm"], labels),
                      "ε": "—" if not math.isfinite(t["epsilon_target"]) else f"{t['epsilon_target']:g}",
                      "selected configuration": params,
                      "validation accuracy (%)": 100 * chosen["validation_accuracy"],
@@ -155,16 +157,18 @@ def _off_axis(label: str, accuracies: Any, floor: float) -> str:
     return f"{label} (below the axis, at most {top:.0f} %)" if top < floor else label
 
 
-def _label(name: str) -> str:
-    return LABELS.get(name, name)
+def _label(name: str, labels: dict[str, str] | None = None) -> str:
+    return (LABELS if labels is None else labels).get(name, name)
 
 
-def _private_names(cells: Any) -> list[str]:
+def _private_names(cells: Any, labels: dict[str, str] | None = None) -> list[str]:
+    known = LABELS if labels is None else labels
     present = list(dict.fromkeys(cells["algorithm"]))
-    return [a for a in LABELS if a != "fedavg" and a in present] + [a for a in present if a not in LABELS]
+    return [a for a in known if a != "fedavg" and a in present] + [a for a in present if a not in known]
 
 
-def figure_accuracy_vs_epsilon(result: dict[str, Any], budget: float) -> Any:
+def figure_accuracy_vs_epsilon(result: dict[str, Any], budget: float, labels: dict[str, str] | None = None,
+                               title: str = "T1 (MNIST softmax, 100 clients)") -> Any:
     """Test accuracy (mean over seeds, bars from the lowest to the highest seed) against ε at
     the uplink budget ``budget``, one line per algorithm, the non-private ceiling dashed."""
     import matplotlib.pyplot as plt
@@ -174,15 +178,15 @@ def figure_accuracy_vs_epsilon(result: dict[str, Any], budget: float) -> Any:
     cells = cells[cells["uplink_budget_bits"] == budget]
     floor = _floor(cells["low"])
     fig, ax = plt.subplots(figsize=(7.0, 4.2))
-    for name in _private_names(cells):
+    for name in _private_names(cells, labels):
         c = cells[cells["algorithm"] == name].sort_values("epsilon_target")
         acc = 100 * c["accuracy"].to_numpy()
         err = np.vstack([acc - 100 * c["low"].to_numpy(), 100 * c["high"].to_numpy() - acc])
         ax.errorbar(c["epsilon_target"], acc, yerr=err, marker=_PRIVATE_MARK.get(name, '*'), capsize=3,
-                    label=_off_axis(_label(name), c["high"], floor))
+                    label=_off_axis(_label(name, labels), c["high"], floor))
     ceiling = cells[cells["algorithm"] == "fedavg"]
     if len(ceiling):
-        ax.axhline(100 * ceiling["accuracy"].iloc[0], color="k", ls="--", lw=1, label=LABELS["fedavg"])
+        ax.axhline(100 * ceiling["accuracy"].iloc[0], color="k", ls="--", lw=1, label=_label("fedavg", labels))
     ax.set_xscale("log")
     eps = sorted(cells.loc[cells["algorithm"] != "fedavg", "epsilon_target"].unique())
     ax.set_xticks(eps, [f"{e:g}" for e in eps])
@@ -190,7 +194,7 @@ def figure_accuracy_vs_epsilon(result: dict[str, Any], budget: float) -> Any:
     ax.set_ylim(bottom=floor, top=max(100 * cells["high"].max(), floor + 5) + 1)
     ax.set_xlabel("ε (δ = 1e-5), whole run, most frequent client")
     ax.set_ylabel("test accuracy (%)")
-    ax.set_title(f"T1 (MNIST softmax, 100 clients) at {budget:.2g} uplink bits")
+    ax.set_title(f"{title} at {budget:.2g} uplink bits")
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -209,7 +213,8 @@ def pareto_front(points: list[tuple[float, float]]) -> list[tuple[float, float]]
     return front
 
 
-def figure_accuracy_vs_budget(result: dict[str, Any], epsilons: tuple[float, ...]) -> Any:
+def figure_accuracy_vs_budget(result: dict[str, Any], epsilons: tuple[float, ...],
+                              labels: dict[str, str] | None = None) -> Any:
     """One panel per ε of ``epsilons``: test accuracy against the uplink bits actually sent,
     one line per algorithm over the budgets, and the Pareto front of accuracy against bits over
     every algorithm (grey step line)."""
@@ -223,11 +228,12 @@ def figure_accuracy_vs_budget(result: dict[str, Any], epsilons: tuple[float, ...
     for ax, e in zip(axes[0], epsilons, strict=True):
         at = cells[cells["epsilon_target"] == e]
         points = []
-        for name in _private_names(at):
+        for name in _private_names(at, labels):
             c = at[at["algorithm"] == name].sort_values("uplink_budget_bits")
             bits = [bits_of[(name, e, b)] for b in c["uplink_budget_bits"]]
             acc = 100 * c["accuracy"].to_numpy()
-            ax.plot(bits, acc, marker=_PRIVATE_MARK.get(name, '*'), label=_off_axis(_label(name), c["accuracy"], floor))
+            ax.plot(bits, acc, marker=_PRIVATE_MARK.get(name, '*'),
+                    label=_off_axis(_label(name, labels), c["accuracy"], floor))
             points += list(zip(bits, acc, strict=True))
         front = pareto_front(points)
         if front:
@@ -236,7 +242,7 @@ def figure_accuracy_vs_budget(result: dict[str, Any], epsilons: tuple[float, ...
         ceiling = cells[cells["algorithm"] == "fedavg"].sort_values("uplink_budget_bits")
         if len(ceiling):
             cb = [bits_of[("fedavg", math.inf, b)] for b in ceiling["uplink_budget_bits"]]
-            ax.plot(cb, 100 * ceiling["accuracy"], "k--", lw=1, label=LABELS["fedavg"])
+            ax.plot(cb, 100 * ceiling["accuracy"], "k--", lw=1, label=_label("fedavg", labels))
         ax.set_xscale("log")
         ax.set_ylim(bottom=floor)
         ax.set_xlabel("uplink bits sent (all clients)")
