@@ -37,7 +37,8 @@ __all__ = ["TOLERANCE", "TABLES", "Table", "parse_column", "paper_table", "cell_
            "diff_frame", "best_fixed", "tau1_optimal", "ali_vs_fixed", "ali_vs_tau1", "argmax_spread",
            "tau_sequences_rise", "iterations_used", "noise_batch", "figure_accuracy_vs_tau", "figure_tau_sequences",
            "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "seeds_frame", "seeds_spread_frame", "summary_counts",
-           "stored_tables", "stored_seeds", "readings_frame", "readings_summary_frame", "ali_margin"]
+           "stored_tables", "stored_seeds", "readings_frame", "readings_summary_frame", "ali_margin",
+           "authors_code_summary"]
 
 Table = Mapping[str, Mapping[str, float]]
 
@@ -331,6 +332,24 @@ def summary_counts(result: Mapping[str, Any]) -> dict[str, Any]:
     d = np.concatenate(diffs)
     return {"cells": int(d.size), "within": int(np.sum(np.abs(d) <= TOLERANCE)),
             "mean": float(d.mean()), "lowest": float(d.min()), "highest": float(d.max())}
+
+
+def authors_code_summary(spec: Mapping[str, Any], code: Mapping[str, Any]) -> dict[str, float]:
+    """The numbers the authors'-code section quotes: ours minus the paper under each reading
+    (mean, points), the mean change entry by entry, the entries within the tolerance and the
+    highest entry above the paper under the authors'-code reading, and ALI-DPFL's margins to
+    the best fixed τ where R_s < R_c (lowest and highest, points; cells above it)."""
+    mine, theirs = summary_counts(spec), summary_counts(code)
+    shifts = [float(code["table"][k][m]) - float(spec["table"][k][m])
+              for t in TABLES for k in cell_keys(spec, t) for m in spec["table"][k] if m in code["table"].get(k, {})]
+    keys = cell_keys(code, "III") + cell_keys(code, "IV")
+    vs = ali_vs_fixed(code["table"], keys)
+    return {"spec_mean": mine["mean"], "code_mean": theirs["mean"], "shift": float(np.mean(shifts)),
+            "shift_low": float(np.min(shifts)), "shift_high": float(np.max(shifts)),
+            "within": float(theirs["within"]), "cells": float(theirs["cells"]), "highest": theirs["highest"],
+            "closed": float(np.mean(shifts)) / abs(mine["mean"]), "ali_above": float(vs["above"]),
+            "ali_cells": float(vs["cells"]), "ali_margin_low": float(min(vs["margins"])),
+            "ali_margin_high": float(max(vs["margins"]))}
 
 
 def readings_summary_frame(results: Mapping[str, Mapping[str, Any]]) -> pd.DataFrame:
