@@ -333,6 +333,35 @@ def test_verify_spot_checks_long_runs(results_dir, monkeypatch):
     assert not verify.verify_file(path, results_dir.parent / "scratch3").ok
 
 
+def test_verify_spot_checks_the_units_spot_units_names(results_dir, monkeypatch):
+    monkeypatch.setattr(UnitsConfig, "verify_units", 1)
+    cfg = UnitsConfig(n=6)
+    cache.run_units(cfg, cfg.units(), subj.run_random_unit, combine=subj.combine_norms, progress=False)
+    path = cache.result_path(cfg)
+    name = f"{path.parent.name}/{path.stem}"
+    monkeypatch.setitem(verify.SPOT_UNITS, name, ("u03",))
+    payload = json.loads(path.read_text())
+    payload["units"]["u00"]["norm"] *= 1.01  # the even spread would see this one; the override does not
+    payload["digest"] = cache.payload_digest(payload)
+    path.write_text(json.dumps(payload))
+    assert verify.verify_file(path, results_dir.parent / "scratch").ok
+    payload["units"]["u03"]["norm"] *= 1.01
+    payload["digest"] = cache.payload_digest(payload)
+    path.write_text(json.dumps(payload))
+    v = verify.verify_file(path, results_dir.parent / "scratch2")
+    assert not v.ok and v.mode == "spot 1/6"
+    monkeypatch.setitem(verify.SPOT_UNITS, name, ("nope",))
+    assert "SPOT_UNITS" in verify.verify_file(path, results_dir.parent / "scratch3").detail
+
+
+def test_spot_units_overrides_name_stored_units():
+    """Every override names a result in the store and units it keeps."""
+    for name, units in verify.SPOT_UNITS.items():
+        stored, why = cache.read_stored(cache.results_root() / f"{name}.json")
+        assert stored is not None, why
+        assert set(units) <= set(stored.runner["units"]), name
+
+
 def test_compare_rules():
     ok = verify.compare({"a": [1.0, 2.0], "s": "x", "n": np.array([1.0, np.nan])},
                         {"a": [1.0, 2.0 * (1 + 1e-12)], "s": "x", "n": np.array([1.0, np.nan])})
