@@ -12,7 +12,6 @@ mirror).
 from __future__ import annotations
 
 import dataclasses
-
 import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
