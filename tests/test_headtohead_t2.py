@@ -274,3 +274,60 @@ def test_stored_t2_within_budgets_and_calibrated():
             plan = algo.privacy_plan(r["participations"])
             assert alg.accounting.epsilon(plan, r["noise_multiplier"], r["delta"], "rdp") >= \
                 r["epsilon_target"] * (1 - 1e-3)
+
+
+# ------------------------------------------------------------------ ALI-DPFL on T2 (not private as run)
+from fedrepro.chapters.headtohead import t2_alidpfl  # noqa: E402
+from fedrepro.headtohead import cnn_alidpfl  # noqa: E402
+
+
+def test_the_reports_loss_and_gradient_agree_with_the_reference(problem):
+    """F_i and ∇F_i on the estimate rows against the float64 torch.func reference (1e-5 rel.)."""
+    rng = np.random.default_rng(4)
+    w = problem.initial_model() + 0.01 * rng.standard_normal(problem.dim)
+    rows = np.array([0, 3, 5, 7, 11])
+    loss, grad = cnn_alidpfl.client_loss_and_gradient(problem, w, 1, rows)
+    x, y = _clients(problem)[1]
+    reference = ref.Reference()
+    g = reference.per_record_gradients(w, x[rows], y[rows]).mean(axis=0)
+    import torch
+    from torch.nn import functional as F
+
+    out = torch.func.functional_call(reference.net, reference.unflatten(w), (torch.from_numpy(x[rows]),))
+    assert loss == pytest.approx(float(F.cross_entropy(out, torch.from_numpy(y[rows]))), rel=1e-5)
+    assert np.linalg.norm(grad - g) <= 1e-5 * np.linalg.norm(g)
+
+
+def test_alidpfl_on_the_cnn_keeps_every_client_within_its_step_budget(problem):
+    a = cnn_alidpfl.ALIDPFLCNN(lr=0.5, mean_steps=2, rate=0.3, clip=0.1, estimate_samples=8)
+    assert a.message_bits(problem.dim) == 32 * (3 * problem.dim + 3)
+    budget = 4 * N_CLIENTS * a.message_bits(problem.dim)
+    r = alg.run(problem, a, epsilon=4.0, delta=1e-5, uplink_budget_bits=budget, clients_per_round=N_CLIENTS,
+                seed=1, eval_rounds=1)
+    assert r["rounds"] == 4 and r["epsilon_spent"] == pytest.approx(4.0, rel=1e-6)
+    state = a.start(problem)
+    assert [len(rows) for rows in state["estimate_rows"]] == [8] * N_CLIENTS
+    np.testing.assert_array_equal(state["x"], problem.initial_model())
+    schedule = np.tile(np.arange(N_CLIENTS), (4, 1))
+    a.prepare(state, schedule, r["noise_multiplier"])
+    gen = np.random.default_rng(0)
+    for _ in range(4):
+        msgs = [a.client_message(problem, state, c, r["noise_multiplier"], gen)[0] for c in range(N_CLIENTS)]
+        a.aggregate(problem, state, np.arange(N_CLIENTS), np.stack(msgs))
+    assert state["steps"].max() <= a.step_budget(4) and len(state["taus"]) == 4
+
+
+def test_alidpfl_t2_chapter_tunes_once_and_runs_the_selection(results_dir):
+    result = t2_alidpfl.load_t2_alidpfl("quick", budget_bits=6e8)
+    tuning = t2_alidpfl.load_t2_alidpfl_tuning("quick", budget_bits=6e8)
+    t = tuning["tuning"][0]
+    assert len(t["candidates"]) == t2.T2Config.for_profile("quick").grid_size
+    chosen = t["candidates"][t["selected"]]["config"]
+    cfg = t2.T2Config.for_profile("quick")
+    assert {r["epsilon_target"] for r in result["records"]} == set(cfg.epsilons)
+    for r in result["records"]:
+        assert r["algorithm"] == "ali-dpfl" and r["config"] == chosen
+        assert r["uplink_bits"] <= r["uplink_budget_bits"] == 6e8
+        assert r["epsilon_spent"] == pytest.approx(r["epsilon_target"], rel=1e-6)
+    with pytest.raises(ValueError, match="selected"):
+        t2_alidpfl.T2ALIConfig(selected=12)
