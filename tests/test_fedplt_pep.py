@@ -154,3 +154,22 @@ def test_quadratic_contraction_needs_both_extremes():
 def test_bad_sdp_solver():
     with pytest.raises(ValueError, match="sdp_solver"):
         pep.worst_case_rate(pep.PEPInstance(), sdp_solver="MOSEK")
+
+
+
+def test_best_rho_check_reads_the_papers_grid_of_three_values():
+    """The scorecard's best-rho check compares with what §VII-D says (rho around 1 best among
+    Table VIII's 0.1, 1 and 10 at Ne = 5), not with a value of ours: the nearest of the three on
+    a log scale decides, so a worst-case optimum of 0.5 counts as 1, 0.2 as 0.1 and 4 as 10."""
+    from fedrepro.chapters.fedplt.worst_case import scorecard
+
+    def decide(worst5: float) -> str:
+        best = {"Ne": np.array([1, 5]), "worst_case_rho": np.array([0.2, worst5]),
+                "tuned_rho": np.array([10.0, 1.78]), "agree": np.array([False, False])}
+        return scorecard.best_rho_outcome(best).status
+
+    assert decide(0.5) == "match" and decide(2.5) == "match"
+    assert decide(0.2) == "miss" and decide(4.0) == "miss"
+    item = scorecard.best_rho_outcome({"Ne": np.array([5]), "worst_case_rho": np.array([0.7]),
+                                       "tuned_rho": np.array([1.8]), "agree": np.array([False])})
+    assert "around rho = 1" in item.paper_value and "0.7" in item.ours

@@ -15,7 +15,7 @@ from fedrepro.chapters.headtohead import t2
 
 __all__ = ["Text", "t2_progress", "load_computed", "state_text", "ranking_frame", "tuning_frame",
            "figure_accuracy_vs_epsilon", "figure_accuracy_vs_budget", "pending_figure", "budget_checks",
-           "t2_summary", "reading_text", "task_ranks_frame", "t1_if_computed"]
+           "t2_summary", "reading_text", "task_ranks_frame", "t1_if_computed", "alidpfl_computed", "alidpfl_text"]
 
 TITLE = "T2 (Fashion-MNIST CNN, 10 clients)"
 
@@ -205,3 +205,27 @@ def reading_text(result: dict[str, Any], budget: float) -> Text:
                  f"noise σ·2ηEC falls on each of the CNN's 582,026 coordinates. The largest seed spread of a "
                  f"private cell is {100 * s['sd_max']:.1f} points (standard deviation over three seeds).")
     return Text(" ".join(parts))
+
+
+def alidpfl_computed(profile: str = "paper") -> dict[str, Any] | None:
+    """ALI-DPFL's stored T2 runs (:mod:`fedrepro.chapters.headtohead.t2_alidpfl`), ``None``
+    while they are pending."""
+    from fedrepro.chapters.headtohead import t2_alidpfl
+    from fedrepro.core.cache import load_if_computed
+
+    tuning = load_if_computed(t2_alidpfl.T2ALITuningConfig(profile=profile))
+    if tuning is None:
+        return None
+    stored = load_if_computed(t2_alidpfl.T2ALIConfig(profile=profile,
+                                                     selected=int(tuning.result["tuning"][0]["selected"])))
+    return stored.result if stored is not None else None
+
+
+def alidpfl_text(result: dict[str, Any], ali: dict[str, Any], budget: float) -> Text:
+    """The paragraph that reads ALI-DPFL against DPFL with a fixed τ on T2, computed."""
+    s = common.alidpfl_summary(result, ali, budget)
+    side = "below" if s["margin_high"] < 0 else ("above" if s["margin_low"] > 0 else "on both sides of")
+    return Text(f"Within the same uplink budget ALI-DPFL's message carries two gradients besides its update, so it "
+                f"runs {s['rounds_ratio']:.2f} times DPFL's rounds. Over ε it ends {side} DPFL with a fixed τ tuned "
+                f"the same way ({100 * s['margin_low']:+.1f} to {100 * s['margin_high']:+.1f} points), although its "
+                f"reports are not charged to its privacy budget.")
