@@ -50,9 +50,10 @@ def test_ali_below_the_best_fixed_tau_is_a_miss():
     st = _status(_result(ali_bonus=-3.0, best_tau_one=True))
     for cid in ("C01", "C02", "C05", "C20", "C21"):
         assert st[f"alidpfl-main-{cid}"] == "miss", cid
-    # a small win is a win but not a significant one (the 2-point tolerance)
+    # a small win counts for "significantly better" too: the paper's own margins (+0.2 to +0.8 points)
+    # are all below the tables' 2-point tolerance, so a stricter reading would fail its own tables
     st = _status(_result(ali_bonus=1.0, best_tau_one=True))
-    assert st["alidpfl-main-C20"] == "match" and st["alidpfl-main-C02"] == "miss"
+    assert st["alidpfl-main-C20"] == st["alidpfl-main-C02"] == st["alidpfl-main-C21"] == "match"
 
 
 def test_tau_one_not_best_in_condition_one_is_a_miss():
@@ -343,3 +344,25 @@ def test_stored_authors_code_tables_support_the_pages_reading():
     assert len(above) == 1 and above[0][0] == "IV" and above[0][2] == "tau=9" and "3.25" in above[0][1]
     cause, evidence, sentence = scorecard.table_cause("paper")
     assert "tables-authors_code-seed0.json" in evidence and "authors'-code reading" in sentence
+
+
+@pytest.mark.stored
+def test_the_best_fixed_tau_claims_hold_on_the_papers_own_tables():
+    """A claim's rule must first hold on the paper's own numbers (else it misreads the claim):
+    with our seed-0 table replaced by the paper's Fashion-MNIST entries, the claims that
+    ALI-DPFL beats or matches the best fixed tau (C01, C02, C05, C20, C21) are all decided match."""
+    import copy
+
+    result = tables.stored_tables("paper", 0, "spec")
+    if result is None:
+        pytest.skip("the paper-profile tables are not in the store")
+    theirs = copy.deepcopy(result)
+    for name in tables.TABLES:
+        for key, row in tables.paper_table(name).items():
+            if key in theirs["table"]:
+                theirs["table"][key] = dict(row)
+    out = scorecard.tables_outcomes(theirs, "paper")
+    for cid in scorecard.BEST_FIXED_CLAIMS:
+        assert out[cid].status == "match", (cid, out[cid].reason)
+    ours = scorecard.tables_outcomes(result, "paper")
+    assert "the paper's own Tables III-IV" in ours["alidpfl-main-C02"].reason

@@ -205,28 +205,39 @@ def tables_outcomes(result: dict[str, Any], profile: str = "paper",
                 + " (with R_s < R_c, tau = 1 uses only R_s, see C17)"))
 
     vs = tables.ali_vs_fixed(table, two)
+    # every rule is first evaluated on the paper's own tables (a rule its own numbers fail misreads the claim)
+    theirs = {k: v for name in ("II", "III", "IV") for k, v in tables.paper_table(name).items()}
+    pv = tables.ali_vs_fixed(theirs, [k for k in two if k in theirs])
+    pv1 = tables.ali_vs_fixed(theirs, [k for k in one if k in theirs])
+    on_paper = (f"; the same rule on the paper's own Tables III-IV: above in {_frac(pv['above'], pv['cells'])} cells, "
+                f"by more than {tol:g} points in {_frac(pv['above_by_tolerance'], pv['cells'])} (margins "
+                f"{_margins(pv['margins'])})")
     ok20 = vs["above"] > vs["cells"] / 2
     text20 = (f"R_s < R_c (Tables III, IV): ALI-DPFL above the best fixed tau in {_frac(vs['above'], vs['cells'])} "
               f"cells, by more than {tol:g} points in {_frac(vs['above_by_tolerance'], vs['cells'])} "
               f"(margins {_margins(vs['margins'])})")
-    out["alidpfl-main-C20"] = Outcome(ours=ok20, status="match" if ok20 else "miss", reason=text20)
+    out["alidpfl-main-C20"] = Outcome(ours=ok20, status="match" if ok20 else "miss", reason=text20 + on_paper)
     vs1 = tables.ali_vs_fixed(table, one)
     ok05 = ok20 and vs1["within_tolerance"] == vs1["cells"]
     out["alidpfl-main-C05"] = Outcome(
         ours=ok05, status="match" if ok05 else "miss",
         reason=(text20 + f"; Table II: within {tol:g} points of the best fixed tau in "
-                f"{_frac(vs1['within_tolerance'], vs1['cells'])} cells"))
-    ok02 = vs["above_by_tolerance"] > vs["cells"] / 2
+                f"{_frac(vs1['within_tolerance'], vs1['cells'])} cells" + on_paper
+                + f"; Table II of the paper: within {tol:g} points in {_frac(pv1['within_tolerance'], pv1['cells'])}"))
+    # 'significantly better' cannot mean more than the tables' tolerance: the paper's own margins are all
+    # below it (on_paper); read as C20's rule (above the best fixed tau in most R_s < R_c cells)
     for cid in ("alidpfl-main-C02", "alidpfl-main-C21"):
-        out[cid] = Outcome(ours=ok02, status="match" if ok02 else "miss",
-                           reason=f"'significantly better' read as above the best fixed tau by more than {tol:g} "
-                                  f"points (the tables' tolerance) in most R_s < R_c cells: " + text20)
+        out[cid] = Outcome(ours=ok20, status="match" if ok20 else "miss",
+                           reason=("'significantly better' read as above the best fixed tau in most R_s < R_c cells "
+                                   f"(the paper's own margins are all below the tables' tolerance of {tol:g} points, "
+                                   "so a stricter reading would fail its own tables): " + text20 + on_paper))
     ok01 = vs["within_tolerance"] == vs["cells"]
     out["alidpfl-main-C01"] = Outcome(
         ours=ok01, status="match" if ok01 else "miss",
         reason=(f"the tau* of the bound does as well as the best fixed tau found by trying them all (within {tol:g} "
                 f"points) in {_frac(vs['within_tolerance'], vs['cells'])} R_s < R_c cells (margins "
-                f"{_margins(vs['margins'])})"))
+                f"{_margins(vs['margins'])}); in the paper's own Tables III-IV in "
+                f"{_frac(pv['within_tolerance'], pv['cells'])}"))
 
     groups = {"R_s >= R_c": one, "R_s = R_c/2": tables.cell_keys(result, "III"),
               "R_s = R_c/5": tables.cell_keys(result, "IV")}
