@@ -173,6 +173,8 @@ def test_no_reason_is_cut_short_or_contradicts_its_status():
         # every bracket closed (intervals such as (0, 0.2] mix the two kinds)
         assert reason.count("(") + reason.count("[") == reason.count(")") + reason.count("]"), it.id
         assert not reason.endswith(("…", "...", ",", ";", ":", " -")), f"{it.id}: cut short: {reason[-40:]!r}"
+        # no clause cut short inside the text either (a label whose value came out empty)
+        assert not re.search(r"\b(tuned|with|at|of|by|from|to) ?[;,]", reason), f"{it.id}: an empty clause"
         if it.status == "match":
             assert not re.search(r"ours/paper = |not holding", reason), f"{it.id}: a match that reads as a miss"
         if it.status == "miss":

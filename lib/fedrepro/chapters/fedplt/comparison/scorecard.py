@@ -416,8 +416,9 @@ def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
         else:
             cause, evidence, why = causes.get(cid, ("", "", ""))
             out[cid] = Outcome(ours=float(c["ours"]), cause=cause or None, evidence=evidence,
-                               reason=f"median of per-trial fits {sig3(c['median'])}; tuned "
-                                      + ", ".join(f"{k}={sig3(v)}" for k, v in c["params"].items())
+                               reason=f"median of per-trial fits {sig3(c['median'])}; "
+                                      + ("tuned " + ", ".join(f"{k}={sig3(v)}" for k, v in c["params"].items())
+                                         if c["params"] else "no tuned parameter")
                                       + (f"; {why}" if why else ""))
     return out
 
