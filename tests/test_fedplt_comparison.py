@@ -412,3 +412,53 @@ def test_a_comparison_claim_inherits_a_cause_only_when_the_papers_values_restore
     slow = {TIV: {**times[TIV], ("Fed-PLT", "Gradient Partial p."): 12.0}}
     cause, _, why = counterfactual_claim_cause(claim_v2_c23, slow, cells)
     assert cause == "open" and "tuning-range" in why and "seed-spread" in why
+
+
+def test_tight_small_reading_refuses_unknown_settings():
+    from fedrepro.chapters.fedplt.readings import tight_small
+
+    with pytest.raises(ValueError, match="rerun"):
+        tight_small.TightComparisonConfig(rerun=("convex-gd-full-Nope",))
+    assert set(tight_small.SETTINGS) <= {f"{p}-{s}-{'cohort' if c else 'full'}-{a}"
+                                          for a, p, s, c in tight_small.TightComparisonConfig().settings()}
+
+
+def test_tight_small_cause_rules():
+    from fedrepro.chapters.fedplt.comparison import scorecard as sc
+
+    cell = {"paper_K": 6.0, "K": 8.0}
+    inside = {"mean_K": 2.0, "tune_mean_K": [2.0, 5.0, 20.0]}
+    assert sc.tight_small_cause(cell, inside, "paper", "x")[0] == "unstated-setting"
+    outside = {"mean_K": 2.0, "tune_mean_K": [2.0, 3.0, 4.0]}
+    cause, evidence, why = sc.tight_small_cause(cell, outside, "paper", "x")
+    assert cause == "open" and not evidence and why.startswith("x; tried:") and why.endswith("not understood yet")
+    closer = {"mean_K": 6.5, "tune_mean_K": [6.5, 7.0]}
+    assert sc.tight_small_cause(cell, closer, "paper", "x")[0] == "unstated-setting"
+    assert sc.tight_small_cause(cell, None, "paper", "x") == ("open", "", "x")
+
+
+@pytest.mark.stored
+def test_stored_tight_small_reading_supports_the_page():
+    """The comparison page: with the tight constant FedLin's tuned K* drops below the paper's 6
+    and its grid spans it; FedPD, LED and TAMUNA get faster (further from the paper's larger
+    counts); the FedLin cells of Tables II and III carry the unstated-setting cause."""
+    from fedrepro.chapters.fedplt.comparison import experiments as cmp
+    from fedrepro.chapters.fedplt.comparison import scorecard as sc
+    from fedrepro.chapters.fedplt.readings import tight_small
+    from fedrepro.core.cache import read_only
+
+    with read_only():
+        tight = tight_small.load_tight_small("paper")["units"]
+        loose = cmp.load_comparison("paper")["units"]
+        out = sc.cell_outcomes("paper")
+    fedlin = tight["convex-gd-full-FedLin"]
+    assert fedlin["mean_K"] < 6 < loose["convex-gd-full-FedLin"]["mean_K"]
+    lo, hi, _ = sc.tuning_range(fedlin)
+    assert lo <= 6 <= hi
+    for u in ("convex-gd-full-FedPD", "nonconvex-gd-full-FedPD", "nonconvex-gd-full-LED", "convex-gd-cohort-TAMUNA"):
+        assert tight[u]["mean_K"] <= loose[u]["mean_K"], u
+    for cid in ("fedplt-v2-TII-fedlin-convex", "fedplt-v2-TIII-fedlin-tc-0p1", "fedplt-v2-TIII-fedlin-tc-100",
+                "fedplt-v2-TIV-fed-plt-acc-grad-partial"):
+        assert out[cid].cause == "unstated-setting", cid
+    for cid in ("fedplt-v2-TII-led-nonconvex", "fedplt-v2-TII-fedpd-nonconvex", "fedplt-v2-TIV-tamuna-grad-partial"):
+        assert out[cid].cause == "open" and "tight smoothness" in out[cid].reason, cid
