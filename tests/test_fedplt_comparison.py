@@ -462,3 +462,15 @@ def test_stored_tight_small_reading_supports_the_page():
         assert out[cid].cause == "unstated-setting", cid
     for cid in ("fedplt-v2-TII-led-nonconvex", "fedplt-v2-TII-fedpd-nonconvex", "fedplt-v2-TIV-tamuna-grad-partial"):
         assert out[cid].cause == "open" and "tight smoothness" in out[cid].reason, cid
+
+
+def test_rate_range_cause_rules():
+    from fedrepro.chapters.fedplt.comparison import scorecard as sc
+
+    unit = {"tune_rates": [0.5, 0.7, 0.93, float("nan")]}
+    cause, evidence, why = sc.rate_range_cause(0.9, unit, "fedplt/x.json", "open", "tried A; not understood yet")
+    assert cause == "tuning-range" and evidence == "fedplt/x.json" and "not understood" not in why
+    assert "within the range" in why and "besides, A" in why
+    cause, evidence, why = sc.rate_range_cause(0.96, unit, "fedplt/x.json", "open", "tried A; not understood yet")
+    assert cause == "open" and evidence == "" and "outside the range" in why
+    assert sc.rate_range_cause(0.9, {"tune_rates": [0.1]}, "e", "open", "")[0] == "open"

@@ -366,6 +366,30 @@ def tight_cause(cell: Mapping[str, Any], unit: Mapping[str, Any] | None, profile
     return "open", "", f"{tried}; tried: {what}; not understood yet"
 
 
+def rate_range_cause(paper_rate: float | None, unit: Mapping[str, Any] | None, evidence: str, cause: str,
+                     why: str) -> tuple[str, str, str]:
+    """(cause, evidence, sentence) of a v1 Table II rate that misses and no reading explains:
+    the paper's rate inside the range of rates our tuning grid produces (every grid point's
+    fitted rate is stored) is a tuning difference (``tuning-range``: some parameters of our
+    grid converge exactly that slowly); otherwise the cell keeps ``cause`` and ``why`` with the
+    range added."""
+    if paper_rate is None or unit is None:
+        return cause, "" if cause in ("", "open") else evidence, why
+    rates = np.asarray(unit["tune_rates"], dtype=float).ravel()
+    finite = rates[np.isfinite(rates)]
+    if finite.size < 2:
+        return cause, "", (why + "; " if why else "") + "no free parameter: one rate, not a range"
+    lo, hi = float(finite.min()), float(finite.max())
+    where = (f"the paper's rate {sig3(paper_rate)} lies {{}} the range of rates over our {rates.size}-point tuning "
+             f"grid ({sig3(lo)} to {sig3(hi)})")
+    if lo <= paper_rate <= hi:
+        tried = why.removesuffix("; not understood yet").removeprefix("tried ")
+        return ("tuning-range", evidence, where.format("within") + ": some parameters of our grid converge that "
+                "slowly, so a coarser tuning than ours gives the paper's rate"
+                + (f"; besides, {tried}" if tried else ""))
+    return cause, "", (why + "; " if why else "") + where.format("outside")
+
+
 def tight_small_units(profile: str = "paper") -> dict[str, Any]:
     """The stored comparison units of Tables II-IV rerun with the tight smoothness constant
     (:mod:`fedrepro.chapters.fedplt.readings.tight_small`)."""
@@ -443,12 +467,18 @@ def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
     from fedrepro.chapters.fedplt.readings.effects import table_causes
 
     causes = table_causes("fedplt-v1-TII", profile)
+    v1_units = cmp.load_v1_rates(profile)["units"]
+    v1_evidence = f"fedplt/{cmp.V1RatesConfig.for_profile(profile).result_name()}.json"
     for cid, c in cmp.v1_rate_cells(profile).items():
         if c["ours"] is None:
             out[cid] = Outcome(ours="N/A", status="match" if c["paper_text"] == "N/A" else "miss",
                                reason="the class has no partial participation (partial_participation = False)")
         else:
             cause, evidence, why = causes.get(cid, ("", "", ""))
+            if cause in ("", "open"):
+                solver, partial = cmp.V1_COLUMNS[c["column"]]
+                unit = v1_units.get(f"{solver}-{'cohort' if partial else 'full'}-{c['name']}")
+                cause, evidence, why = rate_range_cause(c["paper"], unit, v1_evidence, cause, why)
             out[cid] = Outcome(ours=float(c["ours"]), cause=cause or None, evidence=evidence,
                                reason=f"median of per-trial fits {sig3(c['median'])}; "
                                       + ("tuned " + ", ".join(f"{k}={sig3(v)}" for k, v in c["params"].items())
@@ -550,6 +580,15 @@ def fastest_claim_cause(columns: Sequence[tuple[str, str]], times: Times,
 
 
 #: The claims that compare times of two or more algorithms (or settings), by their rule.
+V1_TII = "fedplt-v1-TII"
+
+#: The v1 claims that compare rates across algorithms: their counterfactual reads v1 Table II.
+V1_COMPARISON_CLAIMS: dict[str, Any] = {
+    "fedplt-v1-C02": claim_v1_c02,
+    "fedplt-v1-C04": claim_v1_c04,
+    "fedplt-v1-C07": claim_v1_c07,
+}
+
 COMPARISON_CLAIMS: dict[str, Any] = {
     "fedplt-v2-C17": claim_v2_c17,
     "fedplt-v2-C21": claim_v2_c21,
@@ -643,7 +682,34 @@ def outcomes() -> dict[str, Outcome]:
         if o.status == "miss" and o.cause in (None, "open"):
             cause, evidence, why = counterfactual_claim_cause(rule, times, with_paper)
             claims[cid] = dataclasses.replace(o, cause=cause, evidence=evidence, reason=f"{o.reason}; {why}")
+    rates, v1_cells = _v1_rates_by_key("paper", cells)
+    for cid, v1_rule in V1_COMPARISON_CLAIMS.items():
+        o = claims[cid]
+        if o.status == "miss" and o.cause in (None, "open"):
+            cause, evidence, why = counterfactual_claim_cause(
+                lambda t, r=v1_rule: r(t[V1_TII]), {V1_TII: rates}, v1_cells)
+            head = o.reason.removesuffix("; not understood yet") if cause != "open" else o.reason
+            claims[cid] = dataclasses.replace(o, cause=cause, evidence=evidence, reason=f"{head}; {why}")
     return {**cells, **claims}
+
+
+def _v1_rates_by_key(profile: str, outs: Mapping[str, Outcome]
+                     ) -> tuple[dict[tuple[str, str], float | None], dict[tuple[str, str, str], tuple]]:
+    """v1 Table II: our rates ``{(row, column): rate}`` and ``(table, row, column) -> (status,
+    cause, evidence, the paper's rate)`` of its cells with a value on both sides."""
+    from fedrepro.chapters.fedplt.comparison import experiments as cmp
+    from fedrepro.report.paper import tolerance_for
+    from fedrepro.report.scorecard import compare
+
+    rates, out = {}, {}
+    for cid, c in cmp.v1_rate_cells(profile).items():
+        rates[(c["row"], c["column"])] = c["ours"]
+        o = outs.get(cid)
+        if o is None or c["ours"] is None or c["paper"] is None:
+            continue
+        status = compare(c["paper"], float(c["ours"]), tolerance_for(V1_TII))[0]
+        out[(V1_TII, c["row"], c["column"])] = (status, o.cause if status == "miss" else None, o.evidence, c["paper"])
+    return rates, out
 
 
 def _paper_times(profile: str) -> dict[tuple[str, str, str], float | None]:
