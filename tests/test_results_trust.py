@@ -333,6 +333,32 @@ def test_verify_spot_checks_long_runs(results_dir, monkeypatch):
     assert not verify.verify_file(path, results_dir.parent / "scratch3").ok
 
 
+def test_verify_on_worker_processes_gives_the_serial_verdicts(results_dir, monkeypatch, capsys):
+    """``make verify`` runs the results on ``$FEDREPRO_WORKERS`` processes: the same verdicts
+    (and a failure still fails) as one after the other."""
+    cfg = UnitsConfig(n=4)
+    cache.run_units(cfg, cfg.units(), subj.run_random_unit, combine=subj.combine_norms, progress=False)
+    cache.load_or_run(subj.OuterConfig(k=3), subj.run_outer)
+    monkeypatch.setenv("FEDREPRO_WORKERS", "1")
+    assert verify.main(["--store", str(results_dir)]) == 0
+    serial = capsys.readouterr().out
+    monkeypatch.setenv("FEDREPRO_WORKERS", "2")
+    assert verify.main(["--store", str(results_dir)]) == 0
+    parallel = capsys.readouterr().out
+
+    def verdicts(text):
+        return sorted(line.split()[0] + " " + line.split()[-1] for line in text.splitlines()
+                      if line.endswith((" ok", "FAIL")) or " ok  " in line)
+
+    assert verdicts(serial) == verdicts(parallel) and len(verdicts(parallel)) == 3  # outer loads inner
+    path = cache.result_path(subj.OuterConfig(k=3))
+    payload = json.loads(path.read_text())
+    payload["result"]["v"] = 4.5 * (1 + 1e-6)
+    payload["digest"] = cache.payload_digest(payload)
+    path.write_text(json.dumps(payload))
+    assert verify.main(["--store", str(results_dir)]) == 1
+
+
 def test_verify_spot_checks_the_units_spot_units_names(results_dir, monkeypatch):
     monkeypatch.setattr(UnitsConfig, "verify_units", 1)
     cfg = UnitsConfig(n=6)
