@@ -3,8 +3,8 @@ label shards (:mod:`fedrepro.headtohead.t2_task`), every algorithm of T1 on it
 (:mod:`fedrepro.headtohead.cnn_algorithms`).
 
 The protocol is T1's (:mod:`fedrepro.chapters.headtohead.t1`) with two savings that a CNN
-round's cost (≈ 0.33 s per local step of the 10 clients on one core, against ≈ 1 ms for T1's
-softmax) forces, each the same for every algorithm:
+round's cost (≈ 0.33 s per local DP-SGD step of the 10 clients on one core,
+``benchmarks/alidpfl_round.py``) forces, each the same for every algorithm:
 
 * **one tuning cell** — every algorithm's 12 configurations (:data:`GRIDS`) run once on the
   tuning problem at the reference cell (ε = ``tuning_epsilon``, the main budget; the

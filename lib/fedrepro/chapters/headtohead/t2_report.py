@@ -15,7 +15,8 @@ from fedrepro.chapters.headtohead import t2
 
 __all__ = ["Text", "t2_progress", "load_computed", "state_text", "ranking_frame", "tuning_frame",
            "figure_accuracy_vs_epsilon", "figure_accuracy_vs_budget", "pending_figure", "budget_checks",
-           "t2_summary", "reading_text", "task_ranks_frame", "t1_if_computed", "alidpfl_computed", "alidpfl_text"]
+           "t2_summary", "reading_text", "task_ranks_frame", "t1_if_computed", "alidpfl_computed", "alidpfl_text",
+           "tuning_edges", "tuning_text"]
 
 TITLE = "T2 (Fashion-MNIST CNN, 10 clients)"
 
@@ -229,3 +230,42 @@ def alidpfl_text(result: dict[str, Any], ali: dict[str, Any], budget: float) -> 
                 f"runs {s['rounds_ratio']:.2f} times DPFL's rounds. Over ε it ends {side} DPFL with a fixed τ tuned "
                 f"the same way ({100 * s['margin_low']:+.1f} to {100 * s['margin_high']:+.1f} points), although its "
                 f"reports are not charged to its privacy budget.")
+
+
+def tuning_edges(tuning: dict[str, Any]) -> dict[str, list[str]]:
+    """Per algorithm, the hyper-parameters (with more than one value in its grid) whose
+    selected value is the smallest or the largest of the grid."""
+    out = {}
+    for t in tuning["tuning"]:
+        cands = t["candidates"]
+        chosen = cands[int(t["selected"])]["config"]
+        edge = []
+        for key, value in chosen.items():
+            values = sorted({c["config"][key] for c in cands if c["config"][key] is not None},
+                            key=float) if all(isinstance(c["config"][key], (int, float)) or c["config"][key] is None
+                                              for c in cands) else []
+            if len(values) > 1 and value is not None and value in (values[0], values[-1]):
+                edge.append(f"{key} = {value:g}" + (" (largest)" if value == values[-1] else " (smallest)"))
+        out[t["algorithm"]] = edge
+    return out
+
+
+def tuning_text(tuning: dict[str, Any]) -> Text:
+    """What the selection says about the grids, computed from the tuning result."""
+    edges = tuning_edges(tuning)
+    learning = [a for a in edges if a not in ("fedpaq", "fedpaq-q")]
+    at_edge = [a for a in learning if edges[a]]
+    lr_top = [a for a in learning if any(e.startswith("lr = ") and e.endswith("(largest)") for e in edges[a])]
+    parts = [f"For {len(at_edge)} of the {len(learning)} algorithms that learn, the selected configuration sits at an "
+             f"end of its grid in at least one hyper-parameter, and {len(lr_top)} of them chose the largest step size "
+             f"of the grid: "
+             + "; ".join(f"{t2.LABELS.get(a, a)}: {', '.join(edges[a]) or 'inside'}" for a in learning) + "."]
+    parts.append("The grids were fixed before the runs and have the same size for every algorithm, as the protocol "
+                 "requires; on the CNN they are too narrow to say that an algorithm has reached its best, and a wider "
+                 "grid could raise each of them.")
+    paq = [c["validation_accuracy"] for t in tuning["tuning"] if t["algorithm"] in ("fedpaq", "fedpaq-q")
+           for c in t["candidates"] if math.isfinite(c["validation_accuracy"])]
+    if paq:
+        parts.append(f"Private FedPAQ's best validation accuracy over its {len(paq)} configurations is "
+                     f"{_pct(max(paq))}.")
+    return Text(" ".join(parts))
