@@ -331,3 +331,29 @@ def test_alidpfl_t2_chapter_tunes_once_and_runs_the_selection(results_dir):
         assert r["epsilon_spent"] == pytest.approx(r["epsilon_target"], rel=1e-6)
     with pytest.raises(ValueError, match="selected"):
         t2_alidpfl.T2ALIConfig(selected=12)
+
+
+@pytest.mark.stored
+def test_stored_t2_alidpfl_within_budgets_and_calibrated():
+    """ALI-DPFL's stored T2 runs: the validation argmax of its stored tuning, at every ε of the
+    main budget, ε spent equal to the target and the bits within the budget. Skipped while
+    pending (the page says so)."""
+    from fedrepro.core.cache import load_if_computed
+
+    tuning = load_if_computed(t2_alidpfl.T2ALITuningConfig())
+    stored = None
+    if tuning is not None:
+        stored = load_if_computed(t2_alidpfl.T2ALIConfig(selected=int(tuning.result["tuning"][0]["selected"])))
+    if stored is None:
+        pytest.skip("ALI-DPFL's T2 runs are still being computed (the page shows pending)")
+    t = tuning.result["tuning"][0]
+    scores = [c["validation_accuracy"] if math.isfinite(c["validation_accuracy"]) else -math.inf
+              for c in t["candidates"]]
+    assert t["selected"] == int(np.argmax(scores))
+    cfg = t2.T2Config()
+    assert {r["epsilon_target"] for r in stored.result["records"]} == set(cfg.epsilons)
+    assert len(stored.result["records"]) == len(cfg.epsilons) * len(cfg.seeds)
+    for r in stored.result["records"]:
+        assert r["config"] == t["candidates"][t["selected"]]["config"]
+        assert r["uplink_bits"] <= r["uplink_budget_bits"] == cfg.budget_bits
+        assert r["epsilon_spent"] == pytest.approx(r["epsilon_target"], rel=1e-6)
