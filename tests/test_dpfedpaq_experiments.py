@@ -192,3 +192,19 @@ def test_claims_report_how_many_seeds_they_hold_for(monkeypatch):
     v = cl.verdicts(runs)
     assert v["dpfedpaq-main-C23"] == ("match", "x [decided on each seed alone: holds for 1 of 3 seeds only]")
     assert v["dpfedpaq-main-C24"][1].endswith("holds for 3 of 3 seeds]")
+
+
+@pytest.mark.stored
+def test_c36_miss_is_explained_by_fig4b_unstated_epsilon():
+    """Fig. 4 (b) does not state its ε: at the smallest ε of Fig. 4 (a) the final loss grows with
+    C as C36 says (noise dominates), at the default ε = 1 it does not (clipping bias dominates);
+    the scorecard gives C36 and F4b that reading as their cause, with stored evidence."""
+    from fedrepro.chapters.dpfedpaq.experiments import scorecard
+    from fedrepro.core.cache import read_only, results_root
+
+    with read_only():
+        out = scorecard.outcomes_for("paper")
+    for item in ("dpfedpaq-main-C36", "dpfedpaq-main-F4b"):
+        o = out[item]
+        assert o.status == "miss" and o.cause == "unstated-setting", (item, o.reason)
+        assert (results_root() / o.evidence).is_file() and "does not state its eps" in o.reason
