@@ -486,3 +486,24 @@ def test_workers_do_not_oversubscribe_the_cores(monkeypatch):
     expected = str(max(1, (os.cpu_count() or 1) // 2))
     assert all(s == {"blas": expected, "workers": "1"} for s in seen.values()), seen
     assert "OPENBLAS_NUM_THREADS" not in os.environ  # the parent's environment is restored
+
+
+def test_finished_units_lists_what_an_interrupted_run_stored(results_dir, monkeypatch):
+    """``finished_units`` reads the folder ``run_units`` keeps finished units in, computes
+    nothing, and sees them disappear once the result is stored."""
+    cfg = UnitsConfig(n=4)
+    assert cache.finished_units(cfg, cfg.units(), subj.run_random_unit, combine=subj.combine_norms) == []
+    calls = []
+
+    def stop_after_two(config, unit):
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        calls.append(unit)
+        return subj.run_random_unit(config, unit)
+
+    monkeypatch.setattr(subj, "run_random_unit_stop", stop_after_two, raising=False)
+    with pytest.raises(KeyboardInterrupt):
+        cache.run_units(cfg, cfg.units(), subj.run_random_unit_stop, combine=subj.combine_norms, progress=False)
+    assert cache.finished_units(cfg, cfg.units(), subj.run_random_unit_stop, combine=subj.combine_norms) == calls
+    cache.run_units(cfg, cfg.units(), subj.run_random_unit, combine=subj.combine_norms, progress=False)
+    assert cache.finished_units(cfg, cfg.units(), subj.run_random_unit, combine=subj.combine_norms) == []

@@ -77,6 +77,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_text",
     "check_config_values",
+    "finished_units",
     "load_if_computed",
     "store_is_read_only",
     "code_hash",
@@ -636,6 +637,18 @@ def run_units(
     result = _compute_and_store(config, compute, runner, force, root_path)
     _remove_units(_units_dir(config, root_path, runner), units)
     return result
+
+
+def finished_units(config: ExperimentConfig, units: Sequence[str],
+                   run_unit: Callable[[ExperimentConfig, str], Mapping[str, Any]], *,
+                   combine: Callable[[ExperimentConfig, dict[str, dict[str, Any]]], Mapping[str, Any]] | None = None,
+                   root: Path | None = None) -> list[str]:
+    """The units of ``units`` that an interrupted or running :func:`run_units` (same
+    arguments) has already stored; computes nothing (a page that reports progress)."""
+    units = _check_units(units)
+    runner = {"unit": _function_path(run_unit), "units": units, "combine": _function_path(combine)}
+    folder = _units_dir(config, Path(root).resolve() if root else None, runner)
+    return [u for u in units if (folder / f"{u}.json").is_file()]
 
 
 def run_unit_spot_check(config: ExperimentConfig, run_unit: Callable[[ExperimentConfig, str], Mapping[str, Any]],

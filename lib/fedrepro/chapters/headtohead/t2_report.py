@@ -61,12 +61,9 @@ def t2_progress(profile: str = "paper") -> dict[str, int]:
 
 
 def _units_in_store(config: Any, units: list[str], run_unit: Any, combine: Any) -> int:
-    from fedrepro.core import cache
+    from fedrepro.core.cache import finished_units
 
-    runner = {"unit": cache._function_path(run_unit), "units": list(units),
-              "combine": cache._function_path(combine)}  # the folder run_units keeps finished units in
-    folder = cache._units_dir(config, None, runner)
-    return sum((folder / f"{u}.json").is_file() for u in units)
+    return len(finished_units(config, units, run_unit, combine=combine))
 
 
 def t1_if_computed(profile: str = "paper") -> tuple[dict[str, Any] | None, float]:
