@@ -58,6 +58,15 @@ def ordering_within_seeds(per_seed: Any) -> tuple[bool, float, float]:
     return gap < spread, gap, spread
 
 
+def _stored_in(profile: str, **run: Any) -> str:
+    """The store path of the group of runs that holds the run ``spec(profile, **run)``."""
+    from fedrepro.chapters.dpfedpaq.experiments.runs import registry, spec
+
+    name = spec(profile, **run).name()
+    group = next(g for g in GROUPS if name in registry(profile, g))
+    return f"dpfedpaq/{RunsConfig(profile=profile, group=group).result_name()}.json"
+
+
 def subsampling_cause(runs: dict[str, Any], profile: str) -> tuple[str, str, str]:
     """(cause, evidence, sentence) of C09 ("clipping to a small value and subsampling may
     inversely impact the convergence in the non-secure setting") when it misses: the clipping
@@ -68,7 +77,7 @@ def subsampling_cause(runs: dict[str, Any], profile: str) -> tuple[str, str, str
     import numpy as np
 
     from fedrepro.chapters.dpfedpaq.experiments.claims import _run
-    from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, registry, spec
+    from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS
 
     gammas = PROFILE_SETTINGS[profile]["gammas_nonoise"]
     rs = [_run(runs, profile, eps=None, gamma=g) for g in gammas]
@@ -80,9 +89,7 @@ def subsampling_cause(runs: dict[str, Any], profile: str) -> tuple[str, str, str
     when = (f"the mean curves are in the claimed order (loss decreasing in γ) at the recorded rounds "
             f"{', '.join(map(str, ordered))} of {int(rounds[-1])}" if ordered else
             "the mean curves are in the claimed order at no recorded round")
-    name = spec(profile, eps=None, gamma=gammas[0]).name()
-    group = next(g for g in GROUPS if name in registry(profile, g))
-    evidence = f"dpfedpaq/{RunsConfig(profile=profile, group=group).result_name()}.json"
+    evidence = _stored_in(profile, eps=None, gamma=gammas[0])
     what = (f"the no-noise final losses over γ = {', '.join(f'{g:g}' for g in gammas)} differ by at most "
             f"{gap:.2g}, {'less' if within else 'more'} than the spread of the seeds ({spread:.2g})")
     if within:
@@ -99,16 +106,14 @@ def clip_epsilon_cause(runs: dict[str, Any], profile: str) -> tuple[str, str, st
     import numpy as np
 
     from fedrepro.chapters.dpfedpaq.experiments.claims import _at, _run, increasing
-    from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, registry, spec
+    from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS
 
     st = PROFILE_SETTINGS[profile]
     clips, e_small, K = st["clips"], min(st["eps"]), st["K"]
     per = [np.asarray(_at(_run(runs, profile, clip=c, eps=e_small), K), dtype=float) for c in clips]
     means, spreads = [float(x.mean()) for x in per], [float(x.max() - x.min()) for x in per]
     holds = increasing(means, spreads)
-    name = spec(profile, clip=clips[-1], eps=e_small).name()
-    group = next(g for g in GROUPS if name in registry(profile, g))
-    evidence = f"dpfedpaq/{RunsConfig(profile=profile, group=group).result_name()}.json"
+    evidence = _stored_in(profile, clip=clips[-1], eps=e_small)
     what = (f"Fig. 4 (b) does not state its eps; at eps = {e_small:g} (the smallest of Fig. 4 (a)) the final loss over "
             f"C = {', '.join(f'{c:g}' for c in clips)} is {', '.join(f'{m:.3g}' for m in means)}")
     if holds:
