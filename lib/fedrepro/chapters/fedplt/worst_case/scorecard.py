@@ -121,7 +121,6 @@ def best_rho_outcome(best: dict[str, Any]) -> Outcome:
     i5 = nes.index(5)
     worst5, tuned5 = float(best["worst_case_rho"][i5]), float(best["tuned_rho"][i5])
     nearest = nearest_paper_rho
-
     return _item(
         f"Ne=5: worst-case best rho {sig3(worst5)} (nearest of 0.1, 1, 10: {nearest(worst5):g}); tuned on the v2 "
         f"problem {sig3(tuned5)} (nearest {nearest(tuned5):g})",
