@@ -318,7 +318,7 @@ def alidpfl_frame(result: dict[str, Any], ali: dict[str, Any], budget: float) ->
 
     cells = cells_frame({"records": result["records"] + ali["records"], "tuning": []})
     cells = cells[cells["uplink_budget_bits"] == budget]
-    chosen = {t["epsilon_target"]: t["candidates"][int(t["selected"])]["config"] for t in ali["tuning"]}
+    chosen = {r["epsilon_target"]: r["config"] for r in ali["records"]}  # the configuration each cell ran
     rows = []
     for e in sorted(cells.loc[cells["algorithm"] == "ali-dpfl", "epsilon_target"].unique()):
         at = cells[cells["epsilon_target"] == e].set_index("algorithm")

@@ -114,8 +114,10 @@ def budget_checks(result: dict[str, Any]) -> dict[str, float]:
 
 def t2_summary(result: dict[str, Any], budget: float) -> dict[str, Any]:
     """The numbers the page quotes at ``budget``: the ceiling, at every ε the best private
-    algorithm and its accuracy, every algorithm's accuracy, Fed-PLT's and DPFL's distance to
-    the best, the largest seed spread, and the rounds the quantized FedPAQ ran."""
+    algorithm and its accuracy, every algorithm's accuracy, Fed-PLT's, DPFL's and DP-FedSGD's
+    distance to the best (per ε, and its smallest and largest over ε), how much DPFL's and
+    Fed-PLT's accuracy moves over ε, the largest seed spread, and the rounds the quantized
+    FedPAQ ran."""
     cells = common.cells_frame(result)
     at = cells[cells["uplink_budget_bits"] == budget]
     out: dict[str, Any] = {}
@@ -131,6 +133,15 @@ def t2_summary(result: dict[str, Any], budget: float) -> dict[str, Any]:
         for name in ("fed-plt", "dpfl", "dp-fedsgd"):
             if f"acc_{name}_{key}" in out:
                 out[f"gap_{name}_{key}"] = out[f"best_acc_{key}"] - out[f"acc_{name}_{key}"]
+    for name in ("fed-plt", "dpfl", "dp-fedsgd"):
+        gaps = [v for k, v in out.items() if k.startswith(f"gap_{name}_")]
+        if gaps:
+            out[f"gap_{name}_low"], out[f"gap_{name}_high"] = min(gaps), max(gaps)
+    private_at = at[np.isfinite(at["epsilon_target"])]
+    for name in ("dpfl", "fed-plt"):
+        accs = private_at.loc[private_at["algorithm"] == name, "accuracy"]
+        if len(accs):
+            out[f"range_{name}"] = float(accs.max() - accs.min())
     private = cells[np.isfinite(cells["epsilon_target"])]
     out["sd_max"] = float(private["sd"].max()) if len(private) else math.nan
     paq = cells[cells["algorithm"].isin(["fedpaq", "fedpaq-q"])]
