@@ -193,3 +193,43 @@ def growth_frame(verdicts_: Mapping[str, tuple[str, str]], profile: str = "paper
         rows.append({"item": item.removeprefix("dpfedpaq-main-"), "authors' noise": verdicts_[item][0],
                      "per-step noise": "match" if ok else "miss", "evidence (per-step noise)": why})
     return pd.DataFrame(rows).set_index("item")
+
+
+def fig4_readings_frame(verdicts_: Mapping[str, tuple[str, str]], profile: str = "paper") -> pd.DataFrame:
+    """Figs. 4 (c)–(d) and their claims under every reading of
+    :mod:`fedrepro.chapters.dpfedpaq.experiments.fig4_readings` (one row per reading, after the
+    chapter's own setting): the verdict of each item, and the rank of C = 0.5 over γ (C40's
+    evidence)."""
+    from fedrepro.chapters.dpfedpaq.experiments import fig4_epsilon, fig4_readings
+
+    items = fig4_readings.FIGURES + fig4_readings.CLAIMS
+
+    def row(label: str, verdict: Mapping[str, tuple[Any, str]], chapter: bool) -> dict[str, str]:
+        out = {"reading": label}
+        for item in items:
+            ok = verdict[item][0]
+            out[item.removeprefix("dpfedpaq-main-")] = ok if chapter else ("match" if ok else "miss")
+        out["rank of C = 0.5 over γ (C40)"] = verdict["dpfedpaq-main-C40"][1].split(" [decided")[0].rpartition(": ")[2]
+        return out
+
+    rows = [row(f"ε = {fig4_epsilon.CHAPTER_EPSILON:g}, Alg. 2 (the chapter)", verdicts_, True)]
+    for (eps, semantics), v in fig4_readings.all_verdicts(profile).items():
+        rows.append(row(f"ε = {eps:g}, " + ("the authors' code" if semantics == "authors_code" else "Alg. 2"), v,
+                        False))
+    return pd.DataFrame(rows).set_index("reading")
+
+
+def mlp_lr_frame(profile: str = "paper") -> pd.DataFrame:
+    """C48 at every step of :mod:`fedrepro.chapters.dpfedpaq.experiments.mlp_lr`: the default
+    network run's final training loss (mean over seeds; the lowest marks the proper step), how
+    far the coarsest quantizer ends above the unquantized run, and C48's verdict."""
+    from fedrepro.chapters.dpfedpaq.experiments import mlp_lr, mlp_lr_effects
+
+    losses, proper = mlp_lr_effects.final_losses(profile), mlp_lr_effects.proper_learning_rate(profile)
+    gaps = mlp_lr_effects.quantizer_gaps(profile)
+    rows = []
+    for lr, (status, _) in mlp_lr_effects.verdicts(profile).items():
+        rows.append({"η₀": f"{lr:g}" + (" (the chapter's)" if lr == mlp_lr.CHAPTER_LEARNING_RATE else ""),
+                     "final loss, default run": sig3(losses[lr]), "proper": lr == proper,
+                     "s = 1 above unquantized": f"{100 * gaps[lr]:.0f} %", "C48": status})
+    return pd.DataFrame(rows).set_index("η₀")
