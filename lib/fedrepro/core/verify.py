@@ -177,6 +177,13 @@ SPOT_UNITS: dict[str, tuple[str, ...]] = {
     # records plus its estimate gradients match tau-1's sampled records) and checks what the
     # others do not: the clients' estimates and the tau* rule, at q = 0.05
     "alidpfl/tables-authors_code-seed0": ("ali-II-eps1.75",),
+    # T2's even spread starts with non-private FedAvg, whose CNN training is chaotic: the AVX2
+    # kernels move its accuracy by 8e-2 against the AVX-512 ones, beyond the 1e-3 the config
+    # declares for float32 training under noise (make verify-kernels, 2026-11-27). The spot check
+    # recomputes two private units at the smallest budget instead, one per engine (DP-SGD steps,
+    # Fed-PLT's noisy proximal steps); the tolerance for the non-private units is to be declared
+    # at the next recomputation of T2
+    "headtohead/t2": ("dpfl_eps-1_bits-1.4e+09", "fed-plt_eps-4_bits-1.4e+09"),
 }
 
 
