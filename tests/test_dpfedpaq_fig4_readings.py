@@ -74,6 +74,9 @@ def test_verdicts_on_the_quick_profile(results_dir):
         assert all(ok in (True, False) for ok, _ in v.values())  # every claim decided: no run missing
         for fig in fr.FIGURES:
             assert v[fig][0] == ("not holding" not in v[fig][1])
+        ranks = fr.c40_ranks(v)
+        assert len(ranks) == len(chapter_runs.PROFILE_SETTINGS["quick"]["gammas"])
+        assert all(1 <= r <= len(chapter_runs.PROFILE_SETTINGS["quick"]["clips"]) for r in ranks)
 
 
 def _readings(*oks):
@@ -99,10 +102,7 @@ def test_no_reading_holding_leaves_the_miss_open_and_says_what_was_tried(oks):
 
 
 def _ranks(verdict):
-    """C = 0.5's rank over γ, read from C40's reason."""
-    import json
-
-    return json.loads(verdict["dpfedpaq-main-C40"][1].split(" [decided")[0].rpartition(": ")[2])
+    return fr.c40_ranks(verdict)
 
 
 @pytest.mark.stored

@@ -14,7 +14,7 @@ from typing import Any
 
 from fedrepro.chapters.dpfedpaq.experiments.fig4_epsilon import grid_runs, load_fig4_epsilon_runs, readings
 
-__all__ = ["CLAIMS", "FIGURES", "verdicts", "all_verdicts"]
+__all__ = ["CLAIMS", "FIGURES", "verdicts", "all_verdicts", "c40_ranks"]
 
 #: The claims about Figs. 4 (c)–(d), and the panels.
 CLAIMS: tuple[str, ...] = ("dpfedpaq-main-C37", "dpfedpaq-main-C40", "dpfedpaq-main-C41", "dpfedpaq-main-C42",
@@ -52,3 +52,11 @@ def all_verdicts(profile: str = "paper") -> dict[tuple[float, str], dict[str, tu
 
     chapter = load_runs(profile)
     return {(e, sem): verdicts(profile, e, sem, chapter) for e, sem in readings(profile)}
+
+
+def c40_ranks(verdict: Mapping[str, tuple[bool | None, str]]) -> list[int]:
+    """The rank of C = 0.5 among the clippings at each γ (1 = lowest final loss), as C40's
+    decision (:func:`fedrepro.chapters.dpfedpaq.experiments.claims.decide_C40`) states it."""
+    import json
+
+    return json.loads(verdict["dpfedpaq-main-C40"][1].split(" [decided")[0].rpartition(": ")[2])

@@ -20,8 +20,8 @@ from fedrepro.chapters.dpfedpaq.experiments.runs import GROUPS, RunsConfig, comb
 from fedrepro.core.cache import run_units
 from fedrepro.report.scorecard import Outcome
 
-__all__ = ["clip_epsilon_cause", "fig4_reading_cause", "growth_cause", "learning_rate_cause", "ordering_within_seeds", "subsampling_cause", "outcomes",
-           "outcomes_for"]
+__all__ = ["clip_epsilon_cause", "fig4_reading_cause", "growth_cause", "learning_rate_cause",
+           "ordering_within_seeds", "subsampling_cause", "outcomes", "outcomes_for"]
 
 
 def _all_runs(profile: str) -> dict[str, Any]:
@@ -129,8 +129,7 @@ def fig4_reading_cause(item: str, readings: dict[tuple[float, str], dict[str, tu
     the paper does not state (``unstated-setting``; the evidence is the stored runs of the
     reading that changes the fewest of the chapter's settings, the first listed among equals);
     holding under none, it stays ``open`` and the sentence lists what was tried."""
-    from fedrepro.chapters.dpfedpaq.experiments import fig4_epsilon
-    from fedrepro.chapters.dpfedpaq.experiments.fig4_epsilon import Fig4EpsilonRunsConfig
+    from fedrepro.chapters.dpfedpaq.experiments.fig4_epsilon import CHAPTER_EPSILON, Fig4EpsilonRunsConfig
 
     def name(e: float, sem: str) -> str:
         return f"eps = {e:g}" + (" with the authors' code's local training" if sem == "authors_code" else "")
@@ -140,7 +139,7 @@ def fig4_reading_cause(item: str, readings: dict[tuple[float, str], dict[str, tu
                       for key, v in readings.items())
     if holding:
         # the evidence is the reading that changes the fewest of the chapter's settings
-        e, sem = min(holding, key=lambda k: (k[0] != fig4_epsilon.CHAPTER_EPSILON) + (k[1] != "paper"))
+        e, sem = min(holding, key=lambda k: (k[0] != CHAPTER_EPSILON) + (k[1] != "paper"))
         cfg = Fig4EpsilonRunsConfig(profile=profile, epsilon=e, semantics=sem)
         return ("unstated-setting", f"dpfedpaq/{cfg.result_name()}.json",
                 f"Figs. 4 (c)-(d) state neither their eps nor their local training; it holds at "

@@ -209,7 +209,7 @@ def fig4_readings_frame(verdicts_: Mapping[str, tuple[str, str]], profile: str =
         for item in items:
             ok = verdict[item][0]
             out[item.removeprefix("dpfedpaq-main-")] = ok if chapter else ("match" if ok else "miss")
-        out["rank of C = 0.5 over γ (C40)"] = verdict["dpfedpaq-main-C40"][1].split(" [decided")[0].rpartition(": ")[2]
+        out["rank of C = 0.5 over γ (C40)"] = str(fig4_readings.c40_ranks(verdict))
         return out
 
     rows = [row(f"ε = {fig4_epsilon.CHAPTER_EPSILON:g}, Alg. 2 (the chapter)", verdicts_, True)]
