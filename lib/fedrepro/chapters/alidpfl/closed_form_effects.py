@@ -1,0 +1,121 @@
+"""What the public code's closed-form τ* does to the claims that ALI-DPFL beats every fixed τ.
+
+The stored closed-form runs (:mod:`fedrepro.chapters.alidpfl.closed_form`) replace the ALI-DPFL
+entry of every R_s < R_c cell of the tables of the same seed (spec reading); the claims of
+:data:`fedrepro.chapters.alidpfl.scorecard.BEST_FIXED_CLAIMS` are then decided by the very
+rules of :func:`fedrepro.chapters.alidpfl.scorecard.tables_outcomes`. Nothing here computes a
+run: a result that is not stored (or is stale) gives ``None``.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from fedrepro.chapters.alidpfl import closed_form, scorecard, tables
+from fedrepro.core.cache import load_if_computed
+
+__all__ = ["stored", "substituted", "verdicts", "margins", "cells_frame", "summary"]
+
+
+def stored(profile: str = "paper") -> dict[str, Any] | None:
+    """The stored, fresh closed-form result, or ``None`` (never computes)."""
+    res = load_if_computed(closed_form.ClosedFormConfig(profile=profile))
+    return None if res is None else res.result
+
+
+def substituted(table_result: dict[str, Any], closed: dict[str, Any], seed: int) -> dict[str, Any]:
+    """A copy of one seed's tables result whose ALI-DPFL entries (and τ sequences) are the
+    closed-form runs' wherever one is stored for that seed and cell."""
+    out = {"table": copy.deepcopy(table_result["table"]), "taus": dict(table_result["taus"]),
+           "runs": table_result["runs"]}
+    for key, acc in closed["accuracy"].get(str(seed), {}).items():
+        out["table"][key]["ALI-DPFL"] = float(acc)
+        out["taus"][key] = list(closed["taus"][str(seed)][key])
+    return out
+
+
+def _pairs(profile: str) -> dict[int, tuple[dict[str, Any], dict[str, Any]]] | None:
+    closed = stored(profile)
+    if closed is None:
+        return None
+    seeds = tables.stored_seeds(profile, "spec", closed_form.SEEDS)
+    return {s: (seeds[s], substituted(seeds[s], closed, s)) for s in sorted(seeds) if str(s) in closed["accuracy"]}
+
+
+def verdicts(profile: str = "paper") -> dict[int, dict[str, scorecard.Outcome]] | None:
+    """``{seed: {claim: outcome}}`` of the claims of ``BEST_FIXED_CLAIMS`` under the closed form."""
+    pairs = _pairs(profile)
+    if pairs is None:
+        return None
+    return {s: {cid: o for cid, o in scorecard.tables_outcomes(sub, profile).items()
+                if cid in scorecard.BEST_FIXED_CLAIMS} for s, (_, sub) in pairs.items()}
+
+
+def _keys(result: dict[str, Any]) -> list[str]:
+    return tables.cell_keys(result, "III") + tables.cell_keys(result, "IV")
+
+
+def margins(profile: str = "paper") -> dict[int, dict[str, list[float]]] | None:
+    """Per seed, ALI-DPFL minus the best fixed τ (points) in the R_s < R_c cells of Tables
+    III–IV, under the paper's rule (``"paper-rule"``) and the closed form (``"closed-form"``)."""
+    pairs = _pairs(profile)
+    if pairs is None:
+        return None
+    return {s: {"paper-rule": tables.ali_vs_fixed(orig["table"], _keys(orig))["margins"],
+                "closed-form": tables.ali_vs_fixed(sub["table"], _keys(sub))["margins"]}
+            for s, (orig, sub) in pairs.items()}
+
+
+def cells_frame(profile: str = "paper") -> pd.DataFrame | None:
+    """One row per R_s < R_c cell: the best fixed τ, ALI-DPFL under the paper's rule and
+    under the closed form (mean ± sd over the stored seeds, %), the closed form's margin over
+    the best fixed τ, and the τ* it chose (seed 0: rounds run, smallest and largest τ*)."""
+    pairs = _pairs(profile)
+    if pairs is None:
+        return None
+    closed = stored(profile)
+    rows = []
+    first = next(iter(pairs.values()))[0]
+    for key in tables.cell_keys(first, "II") + _keys(first):
+        if key not in closed["accuracy"].get(str(min(pairs)), {}):
+            continue
+        best = [tables.best_fixed(orig["table"][key])[1] for orig, _ in pairs.values()]
+        paper_rule = [orig["table"][key]["ALI-DPFL"] for orig, _ in pairs.values()]
+        closed_acc = [sub["table"][key]["ALI-DPFL"] for _, sub in pairs.values()]
+        taus = closed["taus"][str(min(pairs))][key]
+        table, condition, eps = key.split("|")
+        rows.append({
+            "cell": f"Table {table}, {condition}, eps = {float(eps):g}",
+            "best fixed tau (%)": _mean_sd(best),
+            "ALI-DPFL, paper's rule (%)": _mean_sd(paper_rule),
+            "ALI-DPFL, closed form (%)": _mean_sd(closed_acc),
+            "closed form − best fixed (points)": _mean_sd(np.subtract(closed_acc, best)),
+            f"closed-form tau* (seed {min(pairs)})": f"{len(taus)} rounds, tau* {min(taus)} to {max(taus)}",
+        })
+    return pd.DataFrame(rows).set_index("cell")
+
+
+def _mean_sd(values: Any) -> str:
+    v = np.asarray(values, dtype=np.float64)
+    return f"{v.mean():.1f} ± {v.std(ddof=1):.1f}" if v.size > 1 else f"{v.mean():.1f}"
+
+
+def summary(profile: str = "paper") -> dict[str, Any] | None:
+    """The numbers the chapter quotes: seeds, cells, on how many seeds each claim holds, and
+    the range of the closed form's margins (Tables III–IV, every seed)."""
+    v, m = verdicts(profile), margins(profile)
+    if v is None or m is None or not v:
+        return None
+    closed_margins = [x for s in m for x in m[s]["closed-form"]]
+    rule_margins = [x for s in m for x in m[s]["paper-rule"]]
+    above = [sum(x > 0 for x in m[s]["closed-form"]) for s in sorted(m)]
+    return {"seeds": len(v), "cells": len(next(iter(m.values()))["closed-form"]),
+            "holds_c20": sum(o["alidpfl-main-C20"].status == "match" for o in v.values()),
+            "holds_c01": sum(o["alidpfl-main-C01"].status == "match" for o in v.values()),
+            "above_min": min(above), "above_max": max(above),
+            "margin_low": round(min(closed_margins), 1), "margin_high": round(max(closed_margins), 1),
+            "rule_margin_low": round(min(rule_margins), 1), "rule_margin_high": round(max(rule_margins), 1)}
