@@ -365,6 +365,21 @@ def test_a_paper_k_inside_our_tuning_grid_is_a_tuning_difference_outside_it_is_o
         assert (cause, evidence) == ("open", "") and side in why
     assert sc.tuning_range({"tune_mean_K": np.array([math.inf])}) is None
     assert sc.tuning_cause(30.0, None, "fedplt/x.json")[0] == "open"
+    # a K* decoded from a printed time carries round-off (Table III's FedPD at t_C = 0.1 decodes
+    # to 47.00000000000001): at an end of the range it is still inside
+    assert sc.tuning_cause(47.00000000000001, grid, "fedplt/x.json")[0] == "tuning-range"
+    assert sc.tuning_cause(47.01, grid, "fedplt/x.json")[0] == "open"
+
+
+@pytest.mark.stored
+def test_stored_cells_of_one_run_get_one_cause():
+    """Table III's four t_C columns of a method are one run and one paper K*: one cause."""
+    out = sc.outcomes()
+    rows: dict[str, set] = {}
+    for cid, o in out.items():
+        if cid.startswith("fedplt-v2-TIII-") and "-tc-" in cid:
+            rows.setdefault(cid.split("-tc-")[0], set()).add(o.cause)
+    assert rows and all(len(causes) == 1 for causes in rows.values()), rows
 
 
 def test_a_fastest_claim_inherits_the_cause_of_the_faster_baselines():
