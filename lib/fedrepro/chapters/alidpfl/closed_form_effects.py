@@ -10,7 +10,7 @@ run: a result that is not stored (or is stale) gives ``None``.
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -18,7 +18,10 @@ import pandas as pd
 from fedrepro.chapters.alidpfl import closed_form, scorecard, tables
 from fedrepro.core.cache import load_if_computed
 
-__all__ = ["stored", "substituted", "verdicts", "margins", "cells_frame", "summary"]
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["stored", "substituted", "verdicts", "margins", "cells_frame", "summary", "figure_tau_sequences"]
 
 
 def stored(profile: str = "paper") -> dict[str, Any] | None:
@@ -119,3 +122,32 @@ def summary(profile: str = "paper") -> dict[str, Any] | None:
             "above_min": min(above), "above_max": max(above),
             "margin_low": round(min(closed_margins), 1), "margin_high": round(max(closed_margins), 1),
             "rule_margin_low": round(min(rule_margins), 1), "rule_margin_high": round(max(rule_margins), 1)}
+
+
+def figure_tau_sequences(profile: str = "paper", seed: int = 0) -> Figure | None:
+    """τ* per round and the local iterations used, under the closed form (solid) and the
+    paper's rule (dotted), in every R_s < R_c cell of ``seed`` (``None`` when not stored)."""
+    import matplotlib.pyplot as plt
+
+    pairs = _pairs(profile)
+    if pairs is None or seed not in pairs:
+        return None
+    orig, sub = pairs[seed]
+    keys = [k for k in sub["taus"] if sub["taus"][k] != orig["taus"][k]]
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 5.5), sharex=True)
+    for j, key in enumerate(keys):
+        table, condition, eps = key.split("|")
+        for taus, style, label in ((sub["taus"][key], "-", f"Table {table}, {condition}, eps = {float(eps):g}"),
+                                   (orig["taus"][key], ":", None)):
+            t = np.asarray(taus)
+            rounds = np.arange(1, t.size + 1)
+            top.step(rounds, t, style, where="post", color=f"C{j}", label=label)
+            bottom.plot(rounds, np.cumsum(t), style, color=f"C{j}")
+    top.set_yscale("log")
+    top.set_ylabel("tau* chosen")
+    bottom.set_ylabel("local iterations used")
+    bottom.set_xscale("log")
+    bottom.set_xlabel("round (solid: closed form; dotted: the paper's rule)")
+    top.legend(fontsize=6, ncol=2)
+    fig.tight_layout()
+    return fig
