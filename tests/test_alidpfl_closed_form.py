@@ -179,22 +179,20 @@ def test_bad_plans_are_refused(data):
 
 # --- the chapter's runs and their verdicts -------------------------------------------------
 
-def test_quick_profile_runs_every_rs_below_rc_cell_of_every_seed(results_dir):
+def test_quick_profile_runs_every_rs_below_rc_cell(results_dir):
     from fedrepro.chapters.alidpfl import closed_form, experiments
 
-    cfg = closed_form.ClosedFormConfig(profile="quick")
+    cfg = closed_form.ClosedFormConfig(profile="quick", seed=1)
+    assert cfg.result_name() == "closed-form-tau-seed1-quick"
     cells = [c for c in experiments.cells(experiments.TablesConfig(profile="quick")) if c["rounds"] < c["iterations"]]
-    assert closed_form.units(cfg) == [f"s{s}-ali-{c['table']}-eps{c['epsilon']}"
-                                      for s in closed_form.SEEDS for c in cells]
-    res = closed_form.load_closed_form("quick")
-    assert sorted(res["accuracy"]) == [str(s) for s in closed_form.SEEDS]
-    for seed in closed_form.SEEDS:
-        assert len(res["accuracy"][str(seed)]) == len(cells)
-        for c in cells:
-            key = f"{c['table']}|{c['condition']}|{float(c['epsilon'])}"
-            taus = res["taus"][str(seed)][key]
-            assert taus[0] == 1 and len(taus) <= c["rounds"] and sum(taus) <= c["iterations"]
-            assert 0 <= res["accuracy"][str(seed)][key] <= 100
+    assert closed_form.units(cfg) == [f"ali-{c['table']}-eps{c['epsilon']}" for c in cells]
+    res = closed_form.load_closed_form("quick", seed=1)
+    assert len(res["accuracy"]) == len(cells)
+    for c in cells:
+        key = f"{c['table']}|{c['condition']}|{float(c['epsilon'])}"
+        taus = res["taus"][key]
+        assert taus[0] == 1 and len(taus) <= c["rounds"] and sum(taus) <= c["iterations"]
+        assert 0 <= res["accuracy"][key] <= 100
 
 
 def _fake_tables(ali: float) -> dict:
@@ -208,20 +206,20 @@ def test_substituted_replaces_only_the_stored_closed_form_entries():
     from fedrepro.chapters.alidpfl import closed_form_effects
 
     orig = _fake_tables(40.0)
-    closed = {"accuracy": {"0": {"III|Rs=Rc/2|2.0": 61.5}}, "taus": {"0": {"III|Rs=Rc/2|2.0": [1, 9, 20]}}}
-    sub = closed_form_effects.substituted(orig, closed, 0)
+    closed = {"accuracy": {"III|Rs=Rc/2|2.0": 61.5}, "taus": {"III|Rs=Rc/2|2.0": [1, 9, 20]}}
+    sub = closed_form_effects.substituted(orig, closed)
     assert sub["table"]["III|Rs=Rc/2|2.0"]["ALI-DPFL"] == 61.5 and sub["taus"]["III|Rs=Rc/2|2.0"] == [1, 9, 20]
     assert sub["table"]["IV|Rs=Rc/5|2.75"]["ALI-DPFL"] == 40.0  # no closed-form run there: kept
     assert orig["table"]["III|Rs=Rc/2|2.0"]["ALI-DPFL"] == 40.0  # the input is not changed
-    assert closed_form_effects.substituted(orig, closed, 1)["table"] == orig["table"]
+    assert closed_form_effects.substituted(orig, {"accuracy": {}, "taus": {}})["table"] == orig["table"]
 
 
 def test_margins_and_summary_follow_the_substituted_entries(monkeypatch):
     from fedrepro.chapters.alidpfl import closed_form_effects, tables
 
-    closed = {"accuracy": {"0": {"III|Rs=Rc/2|2.0": 61.0, "IV|Rs=Rc/5|2.75": 57.0}},
-              "taus": {"0": {"III|Rs=Rc/2|2.0": [1, 5], "IV|Rs=Rc/5|2.75": [1, 9]}}}
-    monkeypatch.setattr(closed_form_effects, "stored", lambda profile="paper": closed)
+    closed = {"accuracy": {"III|Rs=Rc/2|2.0": 61.0, "IV|Rs=Rc/5|2.75": 57.0},
+              "taus": {"III|Rs=Rc/2|2.0": [1, 5], "IV|Rs=Rc/5|2.75": [1, 9]}}
+    monkeypatch.setattr(closed_form_effects, "stored", lambda profile="paper": {0: closed})
     monkeypatch.setattr(tables, "stored_seeds", lambda profile, reading, seeds: {0: _fake_tables(40.0)})
     m = closed_form_effects.margins("paper")
     assert m[0]["paper-rule"] == pytest.approx([-20.0, -18.0])
@@ -238,19 +236,17 @@ def test_stored_closed_form_runs_follow_the_rule_and_the_budgets():
     from fedrepro.alidpfl.closed_form_training import expected_batch
     from fedrepro.chapters.alidpfl import closed_form, closed_form_effects, experiments
 
-    res = closed_form_effects.stored("paper")
-    if res is None:
+    seeds = closed_form_effects.stored("paper")
+    if not seeds:
         pytest.skip("the closed-form runs are not in the store")
-    from fedrepro.core.cache import load_if_computed
-
-    units = load_if_computed(closed_form.ClosedFormConfig()).units
     cells = {f"ali-{c['table']}-eps{c['epsilon']}": c for c in experiments.cells(experiments.TablesConfig())}
-    sizes: dict[str, np.ndarray] = {}
-    for unit, run in units.items():
-        seed, cell = unit.split("-", 1)
-        c = cells[cell]
+    units = [(seed, cell, run) for seed, res in seeds.items() for cell, run in res["runs"].items()]
+    assert {cell for _, cell, _ in units} <= set(closed_form.units(closed_form.ClosedFormConfig()))
+    sizes: dict[int, np.ndarray] = {}
+    for seed, unit, run in units:
+        c = cells[unit]
         if seed not in sizes:
-            sizes[seed] = experiments._data(experiments.TablesConfig(seed=int(seed[1:]))).sizes
+            sizes[seed] = experiments._data(experiments.TablesConfig(seed=seed)).sizes
         nxt = [closed_form_tau.closed_form_tau(mu, g, tau=int(t), rounds=c["rounds"], iterations=c["iterations"],
                                                sigma=1.1, clip=0.1, d=int(run["d"]), batch=expected_batch(0.015, sizes[seed]))
                for mu, g, t in zip(run["mu"], run["gamma"], run["taus"], strict=True)]

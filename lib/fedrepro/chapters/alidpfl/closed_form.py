@@ -7,9 +7,10 @@ budgets, draws and evaluation as the ALI-DPFL runs of
 :mod:`fedrepro.chapters.alidpfl.experiments` (spec reading), so each run is compared with
 the fixed-τ runs of the same seed already stored there.
 
-Units: ``s<seed>-ali-<table>-eps<ε>``, one closed-form run per cell with R_s < R_c and seed
-in :data:`SEEDS` (each resumable through checkpoints). This module only trains; the verdicts
-are in :mod:`fedrepro.chapters.alidpfl.closed_form_effects`.
+One result per seed (``closed-form-tau-seed<k>``, the seeds of :data:`SEEDS`, as the tables);
+units ``ali-<table>-eps<ε>``, one closed-form run per cell with R_s < R_c (each resumable
+through checkpoints). This module only trains; the verdicts are in
+:mod:`fedrepro.chapters.alidpfl.closed_form_effects`.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ SEEDS: tuple[int, ...] = (0, 1, 2)
 
 @dataclasses.dataclass(frozen=True)
 class ClosedFormConfig(ExperimentConfig):
-    """Every R_s < R_c cell of Tables II–IV under the closed-form τ*, for each of :data:`SEEDS`."""
+    """Every R_s < R_c cell of Tables II–IV under the closed-form τ*, for one seed."""
 
     part: ClassVar[str] = "alidpfl"
     experiment: ClassVar[str] = "closed-form-tau"
@@ -44,9 +45,11 @@ class ClosedFormConfig(ExperimentConfig):
     verify_units: ClassVar[int | None] = 1
 
     profile: str = "paper"
+    seed: int = 0
 
     def result_name(self) -> str:
-        return "closed-form-tau" if self.profile == "paper" else f"closed-form-tau-{self.profile}"
+        base = f"closed-form-tau-seed{self.seed}"
+        return base if self.profile == "paper" else f"{base}-{self.profile}"
 
 
 def _cells(profile: str) -> list[dict[str, Any]]:
@@ -54,8 +57,8 @@ def _cells(profile: str) -> list[dict[str, Any]]:
 
 
 def units(cfg: ClosedFormConfig) -> list[str]:
-    """Seed by seed, the cells in the tables' order (the first unit is the shortest run)."""
-    return [f"s{seed}-ali-{c['table']}-eps{c['epsilon']}" for seed in SEEDS for c in _cells(cfg.profile)]
+    """The cells in the tables' order (the first unit is the shortest run)."""
+    return [f"ali-{c['table']}-eps{c['epsilon']}" for c in _cells(cfg.profile)]
 
 
 def checkpoint_dir(cfg: ClosedFormConfig, unit: str) -> Path:
@@ -68,9 +71,8 @@ def run_unit(cfg: ClosedFormConfig, unit: str) -> dict[str, Any]:
     """One closed-form ALI-DPFL run: the plan of the tables' ALI-DPFL unit of that cell and
     seed, with the stacked engine."""
     check_profile(cfg.profile)
-    seed_part, cell = unit.split("-", 1)
-    seed = int(seed_part.removeprefix("s"))
-    (c,) = [c for c in _cells(cfg.profile) if f"ali-{c['table']}-eps{c['epsilon']}" == cell]
+    seed = cfg.seed
+    (c,) = [c for c in _cells(cfg.profile) if f"ali-{c['table']}-eps{c['epsilon']}" == unit]
     tables_cfg = experiments.TablesConfig(profile=cfg.profile, seed=seed)
     plan = RunPlan(Budgets(c["epsilon"], c["rounds"], c["iterations"]), tau=None, eval_rounds=(),
                    curve_every=10 if cfg.profile == "paper" else 1, seed=seed,
@@ -79,19 +81,18 @@ def run_unit(cfg: ClosedFormConfig, unit: str) -> dict[str, Any]:
 
 
 def combine(cfg: ClosedFormConfig, done: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """``{seed: {cell key: accuracy %}}``, the τ sequences, and every run."""
-    acc: dict[str, dict[str, float]] = {}
-    taus: dict[str, dict[str, list[int]]] = {}
+    """``{cell key: accuracy %}``, the τ sequences, and every run."""
+    acc: dict[str, float] = {}
+    taus: dict[str, list[int]] = {}
     for unit, res in done.items():
-        seed_part, cell = unit.split("-", 1)
-        c = next(c for c in _cells(cfg.profile) if f"ali-{c['table']}-eps{c['epsilon']}" == cell)
+        c = next(c for c in _cells(cfg.profile) if f"ali-{c['table']}-eps{c['epsilon']}" == unit)
         key = f"{c['table']}|{c['condition']}|{float(c['epsilon'])}"
-        acc.setdefault(seed_part.removeprefix("s"), {})[key] = 100 * float(res["final_accuracy"])
-        taus.setdefault(seed_part.removeprefix("s"), {})[key] = [int(t) for t in res["taus"]]
-    return {"accuracy": acc, "taus": taus}
+        acc[key] = 100 * float(res["final_accuracy"])
+        taus[key] = [int(t) for t in res["taus"]]
+    return {"accuracy": acc, "taus": taus, "runs": done}
 
 
-def load_closed_form(profile: str = "paper") -> dict[str, Any]:
-    """The stored result (computed, resumably, if missing or stale)."""
-    cfg = ClosedFormConfig(profile=profile)
+def load_closed_form(profile: str = "paper", seed: int = 0) -> dict[str, Any]:
+    """The stored result of ``seed`` (computed, resumably, if missing or stale)."""
+    cfg = ClosedFormConfig(profile=profile, seed=seed)
     return run_units(cfg, units(cfg), run_unit, combine=combine)

@@ -24,29 +24,34 @@ if TYPE_CHECKING:
 __all__ = ["stored", "substituted", "verdicts", "margins", "cells_frame", "summary", "figure_tau_sequences"]
 
 
-def stored(profile: str = "paper") -> dict[str, Any] | None:
-    """The stored, fresh closed-form result, or ``None`` (never computes)."""
-    res = load_if_computed(closed_form.ClosedFormConfig(profile=profile))
-    return None if res is None else res.result
+def stored(profile: str = "paper") -> dict[int, dict[str, Any]]:
+    """``{seed: result}`` of the seeds of :data:`~fedrepro.chapters.alidpfl.closed_form.SEEDS`
+    whose closed-form runs are stored and fresh (never computes)."""
+    out = {}
+    for seed in closed_form.SEEDS:
+        res = load_if_computed(closed_form.ClosedFormConfig(profile=profile, seed=seed))
+        if res is not None:
+            out[seed] = res.result
+    return out
 
 
-def substituted(table_result: dict[str, Any], closed: dict[str, Any], seed: int) -> dict[str, Any]:
-    """A copy of one seed's tables result whose ALI-DPFL entries (and τ sequences) are the
-    closed-form runs' wherever one is stored for that seed and cell."""
+def substituted(table_result: dict[str, Any], closed: dict[str, Any]) -> dict[str, Any]:
+    """A copy of one seed's tables result whose ALI-DPFL entries (and τ sequences) are those
+    of the same seed's closed-form runs ``closed``, in every cell it holds."""
     out = {"table": copy.deepcopy(table_result["table"]), "taus": dict(table_result["taus"]),
            "runs": table_result["runs"]}
-    for key, acc in closed["accuracy"].get(str(seed), {}).items():
+    for key, acc in closed["accuracy"].items():
         out["table"][key]["ALI-DPFL"] = float(acc)
-        out["taus"][key] = list(closed["taus"][str(seed)][key])
+        out["taus"][key] = list(closed["taus"][key])
     return out
 
 
 def _pairs(profile: str) -> dict[int, tuple[dict[str, Any], dict[str, Any]]] | None:
+    """``{seed: (tables, tables with the closed form)}`` for the seeds where both are stored."""
     closed = stored(profile)
-    if closed is None:
-        return None
-    seeds = tables.stored_seeds(profile, "spec", closed_form.SEEDS)
-    return {s: (seeds[s], substituted(seeds[s], closed, s)) for s in sorted(seeds) if str(s) in closed["accuracy"]}
+    seeds = tables.stored_seeds(profile, "spec", tuple(closed))
+    pairs = {s: (seeds[s], substituted(seeds[s], closed[s])) for s in sorted(seeds)}
+    return pairs or None
 
 
 def verdicts(profile: str = "paper") -> dict[int, dict[str, scorecard.Outcome]] | None:
@@ -76,20 +81,20 @@ def margins(profile: str = "paper") -> dict[int, dict[str, list[float]]] | None:
 def cells_frame(profile: str = "paper") -> pd.DataFrame | None:
     """One row per R_s < R_c cell: the best fixed τ, ALI-DPFL under the paper's rule and
     under the closed form (mean ± sd over the stored seeds, %), the closed form's margin over
-    the best fixed τ, and the τ* it chose (seed 0: rounds run, smallest and largest τ*)."""
+    the best fixed τ, and the τ* it chose (first stored seed: rounds run, smallest and largest τ*)."""
     pairs = _pairs(profile)
     if pairs is None:
         return None
-    closed = stored(profile)
+    closed = stored(profile)[min(pairs)]
     rows = []
     first = next(iter(pairs.values()))[0]
     for key in tables.cell_keys(first, "II") + _keys(first):
-        if key not in closed["accuracy"].get(str(min(pairs)), {}):
+        if key not in closed["accuracy"]:
             continue
         best = [tables.best_fixed(orig["table"][key])[1] for orig, _ in pairs.values()]
         paper_rule = [orig["table"][key]["ALI-DPFL"] for orig, _ in pairs.values()]
         closed_acc = [sub["table"][key]["ALI-DPFL"] for _, sub in pairs.values()]
-        taus = closed["taus"][str(min(pairs))][key]
+        taus = closed["taus"][key]
         table, condition, eps = key.split("|")
         rows.append({
             "cell": f"Table {table}, {condition}, eps = {float(eps):g}",
