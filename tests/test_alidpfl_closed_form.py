@@ -253,3 +253,33 @@ def test_stored_closed_form_runs_follow_the_rule_and_the_budgets():
         assert list(run["taus"][1:]) == nxt[:-1], unit
         assert int(run["taus"][0]) == 1 and int(run["iterations"]) == int(np.sum(run["taus"])) <= c["iterations"]
         assert int(run["rounds"]) == c["rounds"] or int(run["iterations"]) + nxt[-1] > c["iterations"], unit
+
+
+@pytest.mark.stored
+def test_stored_closed_form_supports_the_pages_reading():
+    """The experiments page: under the public code's rule ALI-DPFL runs far fewer rounds and
+    uses most of R_c; it comes within two points of the best fixed tau in every R_s < R_c cell
+    of every stored seed (C01 holds) and closes more than half of the paper rule's shortfall,
+    but is above the best fixed tau in fewer than half of the cells (the gain claims miss); the
+    scorecard gives C01's miss the cause unstated-setting with the seed-0 runs as evidence, and
+    the gain claims stay open with the closed form among what was tried."""
+    from fedrepro.chapters.alidpfl import closed_form_effects, scorecard, tables
+
+    s = closed_form_effects.summary("paper")
+    if s is None:
+        pytest.skip("the closed-form runs are not in the store")
+    assert s["holds_c01"] == s["seeds"] and s["holds_c20"] == 0
+    assert s["margin_low"] >= -tables.TOLERANCE and s["above_max"] < s["cells"] / 2
+    assert 0.5 <= s["used_low"] <= s["used_high"] <= 1.0 and s["max_tau"] > 5
+    for m in closed_form_effects.margins("paper").values():
+        assert np.mean(np.abs(m["closed-form"])) < 0.5 * np.mean(np.abs(m["paper-rule"]))
+    for seed, res in closed_form_effects.stored("paper").items():
+        main = tables.stored_tables("paper", seed, "spec")
+        for cell, run in res["runs"].items():
+            assert run["rounds"] < main["runs"][cell]["rounds"], (seed, cell)
+    out = scorecard.table_outcomes()
+    assert (out["alidpfl-main-C01"].cause, out["alidpfl-main-C01"].evidence) == (
+        "unstated-setting", "alidpfl/closed-form-tau-seed0.json")
+    for cid in ("alidpfl-main-C02", "alidpfl-main-C05", "alidpfl-main-C20", "alidpfl-main-C21"):
+        assert out[cid].status == "miss" and out[cid].cause in (None, "open"), cid
+        assert "closed-form tau* rule" in out[cid].reason and out[cid].reason.endswith("not understood yet"), cid

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from fedrepro.chapters.alidpfl import closed_form, scorecard, tables
+from fedrepro.chapters.alidpfl import closed_form, experiments, scorecard, tables
 from fedrepro.core.cache import load_if_computed
 
 if TYPE_CHECKING:
@@ -113,15 +113,22 @@ def _mean_sd(values: Any) -> str:
 
 
 def summary(profile: str = "paper") -> dict[str, Any] | None:
-    """The numbers the chapter quotes: seeds, cells, on how many seeds each claim holds, and
-    the range of the closed form's margins (Tables III–IV, every seed)."""
+    """The numbers the chapter quotes: seeds, cells, the largest τ* and the share of R_c the
+    closed-form runs use, on how many seeds each claim holds, and the range of the margins over
+    the best fixed τ under both rules (Tables III–IV, every stored seed)."""
     v, m = verdicts(profile), margins(profile)
     if v is None or m is None or not v:
         return None
     closed_margins = [x for s in m for x in m[s]["closed-form"]]
     rule_margins = [x for s in m for x in m[s]["paper-rule"]]
     above = [sum(x > 0 for x in m[s]["closed-form"]) for s in sorted(m)]
+    budgets = {f"ali-{c['table']}-eps{c['epsilon']}": c["iterations"]
+               for c in experiments.cells(experiments.TablesConfig(profile=profile))}
+    runs = [(cell, run) for res in stored(profile).values() for cell, run in res["runs"].items()]
+    used = [int(run["iterations"]) / budgets[cell] for cell, run in runs]
     return {"seeds": len(v), "cells": len(next(iter(m.values()))["closed-form"]),
+            "max_tau": max(int(np.max(run["taus"])) for _, run in runs),
+            "used_low": round(min(used), 2), "used_high": round(max(used), 2),
             "holds_c20": sum(o["alidpfl-main-C20"].status == "match" for o in v.values()),
             "holds_c01": sum(o["alidpfl-main-C01"].status == "match" for o in v.values()),
             "above_min": min(above), "above_max": max(above),

@@ -369,11 +369,12 @@ BEST_FIXED_CLAIMS: tuple[str, ...] = ("alidpfl-main-C01", "alidpfl-main-C02", "a
                                       "alidpfl-main-C20", "alidpfl-main-C21")
 
 
-def best_fixed_tried(profile: str = "paper") -> str:
+def best_fixed_tried(profile: str = "paper", cid: str | None = None) -> str:
     """What was tried for the claims of :data:`BEST_FIXED_CLAIMS`, with the numbers of the
     stored runs: ALI-DPFL against the best fixed τ where R_s < R_c on the other seeds of the
-    spec's reading and under the authors'-code reading (q = 0.05, divisor 64), each as
-    stored (a reading not stored yet is left out)."""
+    spec's reading, under the authors'-code reading (q = 0.05, divisor 64) and under the
+    public code's closed-form τ* (:func:`closed_form_tried`, with the verdict of claim ``cid``),
+    each as stored (a reading not stored yet is left out)."""
     from fedrepro.chapters.alidpfl import tables
 
     parts = []
@@ -390,27 +391,28 @@ def best_fixed_tried(profile: str = "paper") -> str:
         vs = tables.ali_vs_fixed(code["table"], keys)
         parts.append(f"the authors'-code reading (q = 0.05, divisor 64, all 14 runs of seed 0): above the best fixed "
                      f"tau in {_frac(vs['above'], vs['cells'])} cells (margins {_margins(vs['margins'])})")
-    closed = closed_form_tried(profile)
+    closed = closed_form_tried(profile, cid)
     if not parts and not closed:
         return ""
     return "; tried: " + "; ".join(parts + [closed or "the public code's closed-form tau* rule (reference notes, 5b) "
                                             "is not run yet"])
 
 
-def closed_form_tried(profile: str = "paper") -> str:
-    """The claims of :data:`BEST_FIXED_CLAIMS` under the public code's closed-form τ* (the
-    stored runs of :mod:`fedrepro.chapters.alidpfl.closed_form`, every stored seed), or ``""``
-    when they are not stored."""
+def closed_form_tried(profile: str = "paper", cid: str | None = None) -> str:
+    """ALI-DPFL against the best fixed τ under the public code's closed-form τ* (the stored runs
+    of :mod:`fedrepro.chapters.alidpfl.closed_form`, every stored seed) and, for claim ``cid``,
+    on how many of those seeds it holds; ``""`` when no seed is stored."""
     from fedrepro.chapters.alidpfl import closed_form_effects
 
     v, m = closed_form_effects.verdicts(profile), closed_form_effects.margins(profile)
     if not v or not m:
         return ""
-    holds = {cid: sum(o[cid].status == "match" for o in v.values()) for cid in BEST_FIXED_CLAIMS}
     per_seed = "; ".join(f"seed {s}: margins {_margins(m[s]['closed-form'])}" for s in sorted(m))
-    return (f"the public code's closed-form tau* rule (reference notes, 5b) in every R_s < R_c cell, the rest "
-            f"unchanged: ALI-DPFL minus the best fixed tau in Tables III-IV, {per_seed}; the claim holds on "
-            f"{min(holds.values()) if len(set(holds.values())) == 1 else holds} of {len(v)} seeds")
+    text = (f"the public code's closed-form tau* rule (reference notes, 5b) in every R_s < R_c cell, the rest "
+            f"unchanged: ALI-DPFL minus the best fixed tau in Tables III-IV, {per_seed}")
+    if cid is None:
+        return text
+    return text + f"; there the claim holds on {sum(o[cid].status == 'match' for o in v.values())} of {len(v)} seeds"
 
 
 def closed_form_cause(cid: str, profile: str = "paper") -> tuple[str, str] | None:
@@ -434,9 +436,9 @@ def table_outcomes() -> dict[str, Outcome]:
     from fedrepro.chapters.alidpfl import experiments
 
     out = tables_outcomes(experiments.load_tables("paper", 0), "paper", table_cause("paper"))
-    tried = best_fixed_tried("paper")
     for cid in BEST_FIXED_CLAIMS:
         o = out[cid]
+        tried = best_fixed_tried("paper", cid)
         if o.status == "miss" and tried:
             cause = closed_form_cause(cid, "paper")
             out[cid] = dataclasses.replace(o, reason=o.reason + tried + ("; not understood yet" if cause is None else ""),
