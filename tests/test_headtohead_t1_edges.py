@@ -137,3 +137,31 @@ def test_stored_probe_reproduces_t1s_tuning_and_keeps_its_budgets():
                 assert r["uplink_bits"] <= u["uplink_budget_bits"], unit
                 if math.isfinite(u["epsilon_target"]):
                     assert r["epsilon_spent"] == pytest.approx(u["epsilon_target"], rel=1e-6), unit
+
+
+@pytest.mark.stored
+def test_stored_probe_supports_the_pages_reading():
+    """The T1 page and the part's index: every cell selects at an edge; the binding moves are
+    small on the test set except Fed-PLT's, whose largest gain is the largest of all; with the
+    wider grid Fed-PLT leads exactly from its first leading ε on (the two largest ε) ahead of
+    both DP-SGD algorithms; private FedPAQ's extensions stay near chance."""
+    data = rep.stored("paper")
+    if data is None:
+        pytest.skip("the T1 edge probe is not in the store")
+    s = rep.summary(data)
+    assert s["edge_units"] == s["units"] and 0 < s["binds"] < s["units"]
+    assert s["max_gain_algorithm"] == t1.LABELS["fed-plt"] and s["fedplt_max_gain"] == s["max_gain"] > 2
+    others = [100 * (v["extension_test"] - v["grid_test"]) for v in rep.verdicts(data)
+              if v["binds"] and v["algorithm"] != "fed-plt"]
+    assert np.median(np.abs(others)) < 1
+    r = rep.rankings(data)
+    eps = sorted(r)
+    assert s["fedplt_leads"] == 2 and s["fedplt_leads_from"] == eps[-2]
+    for e, c in r.items():
+        wider = c["wider"]
+        leads = e >= s["fedplt_leads_from"]
+        assert (wider[0] == "fed-plt") == leads, e
+        if leads:
+            assert wider.index("dp-fedsgd") > 0 and wider.index("dpfl") > 0
+        assert c["grid"][0] in ("dp-fedsgd", "dpfl"), e  # the grid's ranking: a DP-SGD algorithm leads
+    assert s["fedpaq_beyond_max"] < 0.15

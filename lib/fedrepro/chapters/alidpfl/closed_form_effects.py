@@ -132,6 +132,7 @@ def summary(profile: str = "paper") -> dict[str, Any] | None:
             "holds_c20": sum(o["alidpfl-main-C20"].status == "match" for o in v.values()),
             "holds_c01": sum(o["alidpfl-main-C01"].status == "match" for o in v.values()),
             "above_min": min(above), "above_max": max(above),
+            "above_text": f"{min(above)}" if min(above) == max(above) else f"{min(above)} to {max(above)}",
             "margin_low": round(min(closed_margins), 1), "margin_high": round(max(closed_margins), 1),
             "rule_margin_low": round(min(rule_margins), 1), "rule_margin_high": round(max(rule_margins), 1)}
 

@@ -113,15 +113,23 @@ def rankings(data: dict[str, Any]) -> dict[float, dict[str, list[str]]]:
 
 def summary(data: dict[str, Any]) -> dict[str, Any]:
     """The numbers the page quotes: units probed, units whose edge binds, the largest test gain
-    where one binds (points) and whose, Fed-PLT's largest gain, and at how many ε the order of
-    the algorithms (and the leader) changes with the wider grid."""
+    where one binds (points), whose and with which configuration, Fed-PLT's largest gain, at how
+    many ε the order of the algorithms (and the leader) changes with the wider grid, at how many
+    (and from which) Fed-PLT then leads, and the best test accuracy of a binding private FedPAQ
+    extension."""
     v = verdicts(data)
     bound = [x for x in v if x["binds"]]
     gains = {(x["algorithm"], x["epsilon"]): 100 * (x["extension_test"] - x["grid_test"]) for x in bound}
     top = max(gains, key=gains.get) if gains else None
     plt_gain = [g for (a, _), g in gains.items() if a == "fed-plt"]
     r = rankings(data)
+    leads = [e for e, c in r.items() if c["wider"][0] == "fed-plt"]
+    paq = [x["extension_test"] for x in bound if x["algorithm"].startswith("fedpaq")]
+    top_row = next((x for x in bound if (x["algorithm"], x["epsilon"]) == top), None)
     return {"units": len(v), "binds": len(bound),
+            "max_gain_config": _text(top_row["extension_config"]) if top_row else "none",
+            "fedplt_leads": len(leads), "fedplt_leads_from": min(leads) if leads else math.nan,
+            "fedpaq_beyond_max": max(paq) if paq else math.nan,
             "edge_units": sum(bool(x["edges"]) for x in v),
             "max_gain": round(gains[top], 1) if top else 0.0,
             "max_gain_algorithm": t1.LABELS.get(top[0], top[0]) if top else "none",
