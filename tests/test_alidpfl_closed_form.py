@@ -16,8 +16,9 @@ import torch
 from scipy.optimize import minimize_scalar
 from torch.nn import functional as F
 
-from fedrepro.alidpfl import budget, closed_form_tau, models, setting, training
+from fedrepro.alidpfl import budget, closed_form_tau, models, training
 from fedrepro.alidpfl.closed_form_training import expected_batch, train_closed_form
+from tests import test_alidpfl_independent as fixture_module
 from tests.independent.dpfl_reference import make_reference_cnn, reference_dpfl
 
 SHAPE = (1, 28, 28)
@@ -25,13 +26,8 @@ SEED = 5
 Q, CLIP, SIGMA, ETA = 0.3, 0.1, 1.1, 0.5
 
 
-@pytest.fixture(scope="module")
-def data() -> setting.FederatedData:
-    rng = np.random.default_rng(11)
-    clients = tuple(setting.ClientData(rng.uniform(-1, 1, (n,) + SHAPE).astype(np.float32),
-                                       rng.integers(0, 10, n).astype(np.int64)) for n in (30, 60, 45))
-    return setting.FederatedData(clients, rng.uniform(-1, 1, (10,) + SHAPE).astype(np.float32),
-                                 rng.integers(0, 10, 10).astype(np.int64))
+# the independent test's three unequal clients (images in [-1, 1]); SHAPE and SEED match it
+data = fixture_module.data
 
 
 def _plan(rounds: int, iterations: int, **kw) -> training.RunPlan:
