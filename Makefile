@@ -18,8 +18,10 @@ STAMP  := $(VENV)/.fedrepro-installed
 MATHJAX := web/node_modules/mathjax/es5/startup.js
 PROFILE ?= paper
 # Experiment units run on this many local worker processes in book/reproduce/verify
-# (tests stay serial); FEDREPRO_DASK_SCHEDULER=tcp://host:port sends them to a Dask cluster.
+# (make test: TEST_WORKERS); FEDREPRO_DASK_SCHEDULER=tcp://host:port sends them to a Dask cluster.
 WORKERS ?= $(shell nproc 2>/dev/null || echo 1)
+# pytest-xdist workers of make test; a file's tests stay on one worker (a notebook's cells share one kernel)
+TEST_WORKERS ?= $(WORKERS)
 
 # Offline data mirror: the shared dataset folder next to the checkout, when it exists.
 ifneq ($(wildcard ../shared/datasets),)
@@ -89,7 +91,7 @@ reproduce: setup
 	$(MAKE) html
 
 test: setup
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 # Recompute every committed result from the library in a scratch store; compare value by value.
 verify: setup

@@ -225,6 +225,61 @@ def test_margins_and_summary_follow_the_substituted_entries(monkeypatch):
     assert list(frame["closed-form tau* (seed 0)"]) == ["2 rounds, tau* 1 to 5", "2 rounds, tau* 1 to 9"]
 
 
+def _spread_fixture(monkeypatch, paper_b: float, seeds=(0, 1, 2)):
+    """Three seeds of fake tables with closed-form accuracies, and fake paper Tables III-IV whose
+    ALI-DPFL margins over the best fixed tau are +1 (cell III) and ``paper_b`` (cell IV)."""
+    from fedrepro.chapters.alidpfl import closed_form_effects, tables
+
+    acc = {0: (61.0, 57.0), 1: (59.0, 58.5), 2: (60.5, 56.0)}  # best fixed: 60 (III), 58 (IV)
+    closed = {s: {"accuracy": {"III|Rs=Rc/2|2.0": acc[s][0], "IV|Rs=Rc/5|2.75": acc[s][1]},
+                  "taus": {"III|Rs=Rc/2|2.0": [1, 5], "IV|Rs=Rc/5|2.75": [1, 9]}} for s in seeds}
+    paper = {"III": {"III|Rs=Rc/2|2.0": {"ALI-DPFL": 62.0, "tau=2": 61.0}},
+             "IV": {"IV|Rs=Rc/5|2.75": {"ALI-DPFL": 59.5 + paper_b, "tau=3": 59.5}}}
+    monkeypatch.setattr(closed_form_effects, "stored", lambda profile="paper": closed)
+    monkeypatch.setattr(tables, "stored_seeds",
+                        lambda profile, reading, seeds: {s: _fake_tables(40.0) for s in seeds})
+    monkeypatch.setattr(tables, "paper_table", lambda name, dataset="F-MNIST": paper[name])
+    return acc
+
+
+def test_spread_check_against_a_plain_computation(monkeypatch):
+    """Margins, means and sample standard deviations recomputed with the statistics module; a
+    paper margin inside two sd of our mean is within, one far outside is not (tolerance 1e-12)."""
+    import statistics
+
+    from fedrepro.chapters.alidpfl import closed_form_effects
+
+    acc = _spread_fixture(monkeypatch, paper_b=0.5)
+    ours = [[acc[s][0] - 60.0 for s in acc], [acc[s][1] - 58.0 for s in acc]]
+    check = closed_form_effects.spread_check("paper")
+    assert check["seeds"] == [0, 1, 2] and check["paper"] == pytest.approx([1.0, 0.5], abs=1e-12)
+    assert check["mean"] == pytest.approx([statistics.fmean(c) for c in ours], abs=1e-12)
+    assert check["sd"] == pytest.approx([statistics.stdev(c) for c in ours], abs=1e-12)
+    expect = [abs(p - statistics.fmean(c)) <= 2 * statistics.stdev(c) for p, c in zip((1.0, 0.5), ours, strict=True)]
+    assert check["within"] == expect == [True, True] and check["all_within"]
+
+    _spread_fixture(monkeypatch, paper_b=5.0)
+    check = closed_form_effects.spread_check("paper")
+    assert check["within"] == [True, False] and not check["all_within"]
+
+
+def test_spread_needs_three_seeds_and_decides_the_cause(monkeypatch):
+    from fedrepro.chapters.alidpfl import closed_form_effects, scorecard
+
+    _spread_fixture(monkeypatch, paper_b=0.5, seeds=(0, 1))
+    assert closed_form_effects.spread_check("paper") is None and scorecard.spread_cause("paper") is None
+
+    _spread_fixture(monkeypatch, paper_b=0.5)
+    cause, evidence, sentence = scorecard.spread_cause("paper")
+    assert cause == "seed-spread" and "in 2 of 2 cells" in sentence
+    assert evidence.split(", ") == [f"alidpfl/{name}-seed{s}.json" for s in (0, 1, 2)
+                                    for name in ("closed-form-tau", "tables")]
+
+    _spread_fixture(monkeypatch, paper_b=5.0)
+    cause, evidence, sentence = scorecard.spread_cause("paper")
+    assert (cause, evidence) == ("open", "") and "in 1 of 2 cells" in sentence
+
+
 @pytest.mark.stored
 def test_stored_closed_form_runs_follow_the_rule_and_the_budgets():
     """Every stored run: τ* of each round is the rule applied to the previous round's stored μ,
@@ -258,7 +313,8 @@ def test_stored_closed_form_supports_the_pages_reading():
     of every stored seed (C01 holds) and closes more than half of the paper rule's shortfall,
     but is above the best fixed tau in fewer than half of the cells (the gain claims miss); the
     scorecard gives C01's miss the cause unstated-setting with the seed-0 runs as evidence, and
-    the gain claims stay open with the closed form among what was tried."""
+    the gain claims get seed-spread when the spread check holds on three seeds, or stay open
+    with the closed form (and the spread check, once run) among what was tried."""
     from fedrepro.chapters.alidpfl import closed_form_effects, scorecard, tables
 
     s = closed_form_effects.summary("paper")
@@ -276,6 +332,11 @@ def test_stored_closed_form_supports_the_pages_reading():
     out = scorecard.table_outcomes()
     assert (out["alidpfl-main-C01"].cause, out["alidpfl-main-C01"].evidence) == (
         "unstated-setting", "alidpfl/closed-form-tau-seed0.json")
+    spread = scorecard.spread_cause("paper")  # None until three seeds are stored
     for cid in ("alidpfl-main-C02", "alidpfl-main-C05", "alidpfl-main-C20", "alidpfl-main-C21"):
-        assert out[cid].status == "miss" and out[cid].cause in (None, "open"), cid
-        assert "closed-form tau* rule" in out[cid].reason and out[cid].reason.endswith("not understood yet"), cid
+        assert out[cid].status == "miss" and "closed-form tau* rule" in out[cid].reason, cid
+        if spread is not None and spread[0] == "seed-spread":
+            assert (out[cid].cause, out[cid].evidence) == spread[:2] and spread[2] in out[cid].reason, cid
+        else:
+            assert out[cid].cause in (None, "open") and out[cid].reason.endswith("not understood yet"), cid
+            assert spread is None or spread[2] in out[cid].reason, cid

@@ -181,6 +181,21 @@ def test_tight_cause_needs_half_the_gap_closed(tight_K, cause):
     assert ("grid tried" in why) == (cause == "open")
 
 
+@pytest.mark.parametrize("window, cause", [
+    ([5.0, 8.0, math.inf, 12.0], "unstated-setting"),   # the paper's 10 inside 5 to 12
+    ([5.0, 8.0, math.inf, 9.5], "open"),                # 10 above the window's 5 to 9.5
+    ([math.inf, math.inf], "open"),                     # no point of the window reached the tolerance
+])
+def test_tight_cause_with_the_window_of_the_search(window, cause):
+    from fedrepro.chapters.fedplt.comparison.scorecard import tight_cause
+
+    cell = {"paper_K": 10.0, "K": 46.0}  # the tuned 5 alone closes 0.86 > 1/2 of the gap: made 40 here
+    got, evidence, why = tight_cause(cell, {"mean_K": 40.0, "tune_mean_K": window}, "paper", "grid tried")
+    assert got == cause
+    assert ("a step of that search gives the paper's count" in why) == (cause == "unstated-setting")
+    assert evidence.startswith("fedplt/reading-v2-table-v-tight") == (cause == "unstated-setting")
+
+
 # ------------------------------------------------------------- Fig. 3 under the readings
 def test_epochs_config_refuses_bad_settings():
     from fedrepro.chapters.fedplt.readings.epochs import ReadingsEpochsConfig
@@ -277,3 +292,22 @@ def test_stored_epochs_dip_under_one_reading_only(stored):
     best = effects.epochs_reading(stored["epochs"])
     assert all(ok for ok, _ in verdicts[best].values())
     assert effects.epochs_cause("fedplt-v1-C15")[0] == "unstated-setting"
+
+
+@pytest.mark.stored
+def test_stored_table_v_tight_search_explains_led_as_the_page_says():
+    """The comparison page, Table V: LED with the tight constant overshoots the paper's count
+    (fewer iterations), but the points its tight search evaluated span the paper's count, so
+    its four cells get ``unstated-setting`` with the tight reading as evidence."""
+    from fedrepro.chapters.fedplt.comparison import scorecard
+    from fedrepro.chapters.fedplt.readings import tight
+
+    led = tight.load_tight_large("paper")["units"]["LED"]
+    lo, hi, _ = tight.window(led)
+    out = scorecard.cell_outcomes("paper")
+    cells = [out[f"fedplt-v2-TV-led-tc-{tc}"] for tc in (2, 20, 200, 2000)]
+    paper_K = float(tight.effects_frame("paper").loc["LED", "paper K*"])
+    assert led["mean_K"] < paper_K and lo <= paper_K <= hi
+    for o in cells:
+        assert o.cause == "unstated-setting", o.reason  # the status is decided by the report (a miss)
+        assert o.evidence == "fedplt/reading-v2-table-v-tight.json" and "gives the paper's count" in o.reason

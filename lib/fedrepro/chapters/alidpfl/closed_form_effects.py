@@ -21,7 +21,17 @@ from fedrepro.core.cache import load_if_computed
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-__all__ = ["stored", "substituted", "verdicts", "margins", "cells_frame", "summary", "figure_tau_sequences"]
+__all__ = ["stored", "substituted", "verdicts", "margins", "SPREAD_SDS", "MIN_SEEDS", "spread_check", "cells_frame",
+           "summary", "figure_tau_sequences"]
+
+#: The paper's margin over the best fixed τ in a cell is "what one of our seeds could give" when it
+#: lies within this many standard deviations (over our seeds) of our mean closed-form margin in the
+#: same cell. Two standard deviations is narrower than the 95 % prediction interval of one more
+#: seed from three (t(2) · √(1 + 1/3) ≈ 5 standard deviations), so the check errs towards "open".
+SPREAD_SDS: float = 2.0
+
+#: Seeds needed before a spread is estimated at all.
+MIN_SEEDS: int = 3
 
 
 def stored(profile: str = "paper") -> dict[int, dict[str, Any]]:
@@ -76,6 +86,30 @@ def margins(profile: str = "paper") -> dict[int, dict[str, list[float]]] | None:
     return {s: {"paper-rule": tables.ali_vs_fixed(orig["table"], _keys(orig))["margins"],
                 "closed-form": tables.ali_vs_fixed(sub["table"], _keys(sub))["margins"]}
             for s, (orig, sub) in pairs.items()}
+
+
+def spread_check(profile: str = "paper") -> dict[str, Any] | None:
+    """The paper's margins over the best fixed τ (its own Tables III–IV) against the spread of
+    ours under the closed-form τ* over the stored seeds, cell by cell (claims C02, C05, C20, C21).
+
+    Returns the cells, the paper's margins, our mean and standard deviation (``ddof = 1``) per
+    cell, whether each paper margin lies within :data:`SPREAD_SDS` standard deviations of our
+    mean, and ``all_within``; ``None`` with fewer than :data:`MIN_SEEDS` seeds stored.
+    """
+    pairs = _pairs(profile)
+    if pairs is None or len(pairs) < MIN_SEEDS:
+        return None
+    keys = _keys(pairs[min(pairs)][0])
+    theirs = {k: v for name in ("III", "IV") for k, v in tables.paper_table(name).items()}
+    missing = [k for k in keys if k not in theirs]
+    if missing:
+        raise ValueError(f"the paper's Tables III-IV have no cells {missing}")
+    ours = np.array([tables.ali_vs_fixed(sub["table"], keys)["margins"] for _, sub in pairs.values()])
+    paper = np.asarray(tables.ali_vs_fixed(theirs, keys)["margins"], dtype=np.float64)
+    mean, sd = ours.mean(axis=0), ours.std(axis=0, ddof=1)
+    within = np.abs(paper - mean) <= SPREAD_SDS * sd
+    return {"seeds": sorted(pairs), "cells": keys, "paper": paper.tolist(), "mean": mean.tolist(),
+            "sd": sd.tolist(), "within": within.tolist(), "all_within": bool(within.all())}
 
 
 def cells_frame(profile: str = "paper") -> pd.DataFrame | None:

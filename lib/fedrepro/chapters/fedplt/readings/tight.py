@@ -18,6 +18,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
+
 from fedrepro.chapters.fedplt.comparison.experiments import LargeComparisonConfig
 from fedrepro.core.cache import run_units
 from fedrepro.report.book import check_profile, sig3
@@ -25,7 +27,7 @@ from fedrepro.report.book import check_profile, sig3
 if TYPE_CHECKING:
     import pandas as pd
 
-__all__ = ["TightLargeConfig", "load_tight_large", "effects_frame"]
+__all__ = ["TightLargeConfig", "load_tight_large", "window", "effects_frame"]
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ def _run_unit(config: TightLargeConfig, unit: str) -> dict[str, Any]:
                   trials=config.eval_trials if random else 1, K=config.caps[-1], tol=config.tol,
                   seed=config.eval_seed)
     return {"name": name, "random": random, "best_params": ws["best_params"], "best_index": ws["best_index"],
+            "points": ws["points"], "tune_mean_K": ws["mean_K"], "tune_trials": config.tune_trials if random else 1,
             "lam_bar": float(problem.lam_bar), "mean_K": ev["mean_K"], "converged": ev["converged"],
             "trials": ev["trials"]}
 
@@ -72,6 +75,15 @@ def load_tight_large(profile: str = "paper") -> dict[str, Any]:
     """The stored result of :class:`TightLargeConfig` (``{"units": {algorithm: result}}``)."""
     config = TightLargeConfig.for_profile(profile)
     return run_units(config, list(config.algorithms), _run_unit)
+
+
+def window(unit: dict[str, Any]) -> tuple[float, float, int] | None:
+    """(smallest, largest, points) of the mean ``K*`` over the grid points the tight search
+    evaluated for one algorithm (points that reached the tolerance within their cap), or
+    ``None`` when none did."""
+    k = np.asarray(unit["tune_mean_K"], dtype=np.float64).ravel()
+    finite = k[np.isfinite(k)]
+    return (float(finite.min()), float(finite.max()), int(k.size)) if finite.size else None
 
 
 def effects_frame(profile: str = "paper") -> pd.DataFrame:
@@ -88,5 +100,10 @@ def effects_frame(profile: str = "paper") -> pd.DataFrame:
     for name, u in tight.items():
         rows.append({"algorithm": name, "paper K*": sig3(paper.get(name, float("nan"))),
                      "ours, loose": sig3(loose[name]["mean_K"]), "ours, tight": sig3(u["mean_K"]),
+                     "tight search: K* of its points": _window_text(window(u)),
                      "tuned (tight)": ", ".join(f"{k}={sig3(v)}" for k, v in u["best_params"].items())})
     return pd.DataFrame(rows).set_index("algorithm")
+
+
+def _window_text(span: tuple[float, float, int] | None) -> str:
+    return "none reached" if span is None else f"{sig3(span[0])} to {sig3(span[1])} ({span[2]} points)"
