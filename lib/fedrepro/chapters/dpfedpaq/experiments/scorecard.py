@@ -169,6 +169,31 @@ def learning_rate_cause(profile: str) -> tuple[str, str, str]:
     return "open", "", f"tried: {what}, and there C48 still misses; not understood yet"
 
 
+def width_cause(profile: str) -> tuple[str, str, str]:
+    """(cause, evidence, sentence) of C48 when it still misses at the proper step
+    (:func:`learning_rate_cause`): C48 names networks and gives none of their sizes, while the
+    quantizer's loss q grows with the dimension (Assumption 4, q = √d/s at s = 1), so the
+    quantizer sweep is trained again with a network no larger than the softmax model
+    (:mod:`.mlp_width_effects`). When only the quantizer's effects differ at the proper step
+    and both are the softmax model's for the narrow network, the unstated size is the cause
+    (``unstated-setting``); otherwise ``open`` with what the narrow network gave."""
+    from fedrepro.chapters.dpfedpaq.experiments import mlp_width, mlp_width_effects
+
+    w = mlp_width_effects.width_effects(profile)
+    if w["others"]:
+        return "open", "", f"at eta0 = {w['lr0']:g} effects other than the quantizer's differ too ({'; '.join(w['others'])})"
+    p = w["parameters"]
+    what = (f"a network of {w['hidden']} hidden units ({p['narrow']:,} parameters; the softmax model {p['softmax']:,}, "
+            f"the chapter's network {p['network']:,}) at eta0 = {w['lr0']:g}: "
+            + "; ".join(d[3].replace("network", "narrow network") for d in w["decided"]))
+    if w["holds"]:
+        cfg = mlp_width.MLPWidthConfig(profile=profile, hidden=w["hidden"], lr0=w["lr0"])
+        return ("unstated-setting", f"dpfedpaq/{cfg.result_name()}.json",
+                f"{what}: at the softmax model's size the quantizer's effects are the softmax model's; the cost "
+                f"of the coarsest quantizer grows with the size (q = sqrt(d)/s at s = 1), which C48 does not give")
+    return "open", "", f"tried {what}: the quantizer's effects still differ, so the model's size does not explain it"
+
+
 def outcomes_for(profile: str = "paper") -> dict[str, Outcome]:
     """The outcomes computed from the stored runs of ``profile`` (all groups required); the
     misses among Figs. 2b–d and 4b–d and their claims carry the cause :func:`growth_cause` finds, then
@@ -198,6 +223,10 @@ def outcomes_for(profile: str = "paper") -> dict[str, Outcome]:
             reason = f"{reason}; {sentence}"
         elif status == "miss" and item == "dpfedpaq-main-C48":
             cause, evidence, sentence = learning_rate_cause(profile)
+            if cause == "open":
+                cause, evidence, width = width_cause(profile)
+                sentence = (sentence.removesuffix("; not understood yet") + "; " + width
+                            + ("; not understood yet" if cause == "open" else ""))
             reason = f"{reason}; {sentence}"
         elif status == "miss" and item == "dpfedpaq-main-C09":
             cause, evidence, sentence = subsampling_cause(runs, profile)
