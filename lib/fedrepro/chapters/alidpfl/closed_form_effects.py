@@ -149,7 +149,8 @@ def _mean_sd(values: Any) -> str:
 def summary(profile: str = "paper") -> dict[str, Any] | None:
     """The numbers the chapter quotes: seeds, cells, the largest τ* and the share of R_c the
     closed-form runs use, on how many seeds each claim holds, and the range of the margins over
-    the best fixed τ under both rules (Tables III–IV, every stored seed)."""
+    the best fixed τ under both rules (Tables III–IV, every stored seed); with three seeds
+    stored, also the counts of :func:`spread_check` (``spread_*``)."""
     v, m = verdicts(profile), margins(profile)
     if v is None or m is None or not v:
         return None
@@ -168,7 +169,18 @@ def summary(profile: str = "paper") -> dict[str, Any] | None:
             "above_min": min(above), "above_max": max(above),
             "above_text": f"{min(above)}" if min(above) == max(above) else f"{min(above)} to {max(above)}",
             "margin_low": round(min(closed_margins), 1), "margin_high": round(max(closed_margins), 1),
-            "rule_margin_low": round(min(rule_margins), 1), "rule_margin_high": round(max(rule_margins), 1)}
+            "rule_margin_low": round(min(rule_margins), 1), "rule_margin_high": round(max(rule_margins), 1),
+            **_spread_summary(profile)}
+
+
+def _spread_summary(profile: str) -> dict[str, Any]:
+    """The spread check's counts for the chapter (empty before :data:`MIN_SEEDS` seeds are stored):
+    cells where the paper's margin lies within :data:`SPREAD_SDS` sd of ours, and the largest sd."""
+    check = spread_check(profile)
+    if check is None:
+        return {}
+    return {"spread_within": int(sum(check["within"])), "spread_cells": len(check["cells"]),
+            "spread_sd_high": round(max(check["sd"]), 1), "spread_sds": f"{SPREAD_SDS:g}"}
 
 
 def figure_tau_sequences(profile: str = "paper", seed: int = 0) -> Figure | None:
