@@ -332,6 +332,10 @@ def test_stored_closed_form_supports_the_pages_reading():
     out = scorecard.table_outcomes()
     assert (out["alidpfl-main-C01"].cause, out["alidpfl-main-C01"].evidence) == (
         "unstated-setting", "alidpfl/closed-form-tau-seed0.json")
+    check = closed_form_effects.spread_check("paper")
+    if check is not None:  # the page: every mean margin a few tenths below zero, the paper's mostly outside
+        assert all(-1.0 < m < 0 for m in check["mean"]) and max(check["sd"]) < 0.5
+        assert sum(check["within"]) < len(check["cells"]) / 2
     spread = scorecard.spread_cause("paper")  # None until three seeds are stored
     for cid in ("alidpfl-main-C02", "alidpfl-main-C05", "alidpfl-main-C20", "alidpfl-main-C21"):
         assert out[cid].status == "miss" and "closed-form tau* rule" in out[cid].reason, cid
