@@ -61,7 +61,10 @@ def width_effects(profile: str = "paper") -> dict[str, Any]:
 def coarse_gaps(profile: str = "paper") -> dict[str, str]:
     """How far the coarsest quantizer's mean final loss ends above the unquantized one, per
     model (``"softmax"``, ``"network"``, ``"narrow"``), as whole percent."""
-    w = width_effects(profile)
+    return _gaps(width_effects(profile))
+
+
+def _gaps(w: dict[str, Any]) -> dict[str, str]:
     means = {k: np.asarray(v, dtype=float).mean(axis=1) for k, v in w["loss"].items()}
     return {k: f"{100 * (m[0] / m[-1] - 1):.0f} %" for k, m in means.items()}
 
@@ -72,7 +75,7 @@ def width_frame(profile: str = "paper") -> pd.DataFrame:
     w = width_effects(profile)
     names = {"softmax": "softmax regression", "network": f"network, {mlp.PROFILE_SETTINGS[profile]['hidden']} "
              "hidden units (the chapter's)", "narrow": f"network, {w['hidden']} hidden units"}
-    gaps, rows = coarse_gaps(profile), []
+    gaps, rows = _gaps(w), []
     for key, label in names.items():
         means = np.asarray(w["loss"][key], dtype=float).mean(axis=1)
         row = {"model": label, "parameters": f"{w['parameters'][key]:,}"}
