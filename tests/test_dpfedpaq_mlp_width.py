@@ -11,6 +11,7 @@ import torch
 
 from fedrepro.chapters.dpfedpaq.experiments import mlp, mlp_width, mlp_width_effects
 from fedrepro.chapters.dpfedpaq.experiments import scorecard as sc
+from fedrepro.dpfedpaq.mlp import dimension
 
 
 def _torch_count(hidden: int | None) -> int:
@@ -21,10 +22,10 @@ def _torch_count(hidden: int | None) -> int:
 
 def test_parameter_counts_agree_with_torch_and_the_narrow_width_is_the_widest_that_fits():
     for hidden in (1, 9, 10, 64):
-        assert mlp_width.network_parameters(hidden) == _torch_count(hidden)
+        assert dimension(hidden) == _torch_count(hidden)
     assert mlp_width.softmax_parameters() == _torch_count(None)
     h = mlp_width.NARROW_HIDDEN
-    assert mlp_width.network_parameters(h) <= mlp_width.softmax_parameters() < mlp_width.network_parameters(h + 1)
+    assert dimension(h) <= mlp_width.softmax_parameters() < dimension(h + 1)
 
 
 def test_bad_configs_are_refused_and_names_say_width_and_step():

@@ -29,21 +29,15 @@ from fedrepro.chapters.dpfedpaq.experiments.mlp_lr import CHAPTER_LEARNING_RATE,
 from fedrepro.chapters.dpfedpaq.experiments.runs import Float32RunsConfig, _one_blas_thread
 from fedrepro.core import rng
 from fedrepro.core.cache import run_units
-from fedrepro.dpfedpaq.mlp import private_fedpaq_mlp
+from fedrepro.dpfedpaq.mlp import dimension, private_fedpaq_mlp
 from fedrepro.dpfedpaq.mnist import het_mnist_problem
 from fedrepro.report.book import check_profile
 
-__all__ = ["NARROW_HIDDEN", "network_parameters", "softmax_parameters", "MLPWidthConfig", "width_runs",
-           "load_mlp_width_runs"]
+__all__ = ["NARROW_HIDDEN", "softmax_parameters", "MLPWidthConfig", "width_runs", "load_mlp_width_runs"]
 
 #: The widest hidden layer whose network has no more parameters than the softmax model
-#: (:func:`network_parameters` (9) = 7,165 ≤ :func:`softmax_parameters` = 7,850 < 7,960 at 10).
+#: (:func:`fedrepro.dpfedpaq.mlp.dimension` (9) = 7,165 ≤ :func:`softmax_parameters` = 7,850 < 7,960 at 10).
 NARROW_HIDDEN = 9
-
-
-def network_parameters(hidden: int, features: int = 784, classes: int = 10) -> int:
-    """Parameters of the one-hidden-layer network (weights and biases of both layers)."""
-    return features * hidden + hidden + hidden * classes + classes
 
 
 def softmax_parameters(features: int = 784, classes: int = 10) -> int:
@@ -115,7 +109,7 @@ def _combine(cfg: MLPWidthConfig, done: Mapping[str, Mapping[str, Any]]) -> dict
             if key != "rounds":
                 entry[key] = np.array([np.asarray(p[key], dtype=float) for p in per])
         out[run.name()] = entry
-    return {"runs": out, "parameters": network_parameters(cfg.hidden)}
+    return {"runs": out, "parameters": dimension(cfg.hidden)}
 
 
 def load_mlp_width_runs(profile: str = "paper", hidden: int = NARROW_HIDDEN, lr0: float = 1.0) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.chapters.dpfedpaq.experiments import mlp, mlp_effects, mlp_lr, mlp_lr_effects, mlp_width
+from fedrepro.dpfedpaq.mlp import dimension
 from fedrepro.report.book import check_profile, sig3
 
 __all__ = ["width_effects", "coarse_gaps", "width_frame"]
@@ -51,8 +52,8 @@ def width_effects(profile: str = "paper") -> dict[str, Any]:
     loss_row = next(e for e in s_rows if e["metric"] == "loss")
     return {"lr0": lr0, "levels": tuple(loss_row["values"]), "hidden": hidden,
             "parameters": {"softmax": mlp_width.softmax_parameters(),
-                           "network": mlp_width.network_parameters(mlp.PROFILE_SETTINGS[profile]["hidden"]),
-                           "narrow": mlp_width.network_parameters(hidden)},
+                           "network": dimension(mlp.PROFILE_SETTINGS[profile]["hidden"]),
+                           "narrow": dimension(hidden)},
             "loss": {"softmax": loss_row["softmax"], "network": loss_row["network"], "narrow": narrow},
             "decided": decided, "holds": all(d[0] for d in decided),
             "others": [e["label"] for e in rows if e["effect"] != "s" and not e["carries_over"]]}
