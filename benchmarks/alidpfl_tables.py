@@ -11,11 +11,16 @@ one), with ``FEDREPRO_WORKERS`` workers (default 2). The script then reports:
   per second of wall time;
 * when the committed store holds the same result (same config and code), the largest
   difference of the table's accuracies (``max_table_diff``; the runs are deterministic, so 0
-  on the same machine, within ``make verify``'s tolerance across machines).
+  on the same machine, within ``make verify``'s tolerance across machines), their mean
+  (``mean_table_diff``), the number of cells compared and of cells equal to the committed
+  ones, and the largest difference of each run's final test accuracy (``max_final_diff``);
+* with ``--device cuda``, the runs train on the GPU (``$FEDREPRO_TORCH_DEVICE`` in the child
+  and its workers; the draws stay on the CPU generators), and the report names the GPU.
 
     .venv/bin/python benchmarks/alidpfl_tables.py                  # paper profile, seed 0, spec reading
     .venv/bin/python benchmarks/alidpfl_tables.py --seed 1 --store data/results   # compute seed 1 into the store
     .venv/bin/python benchmarks/alidpfl_tables.py --profile quick  # the test-sized profile (about a minute)
+    python benchmarks/alidpfl_tables.py --device cuda --workers 12    # on a machine with a CUDA GPU
 
 A run into a store that already holds some units resumes them: the time is then not "from an
 empty store", and the script says so (``resumed_units``).
@@ -33,6 +38,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_S = 2400.0  # 40 minutes on 2 cores (DESIGN.md "Performance": one ALI-DPFL seed)
@@ -48,9 +54,11 @@ print(json.dumps({"sampled_records": sum(int(v["sampled_records"]) for v in runs
 """
 
 
-def _table_diff(store: Path, profile: str, seed: int, reading: str) -> float | None:
-    """Largest |ours − committed| over the table's accuracies (points), or None when the
-    committed store holds no result of the same config and code."""
+def _table_diff(store: Path, profile: str, seed: int, reading: str) -> dict[str, Any] | None:
+    """|ours − committed| over the table's accuracies (points): the largest, the mean, the
+    cells compared and equal, and the largest difference of a run's final test accuracy
+    (``final_accuracy``, in the table's unit); None
+    when the committed store holds no result of the same config and code."""
     from fedrepro.chapters.alidpfl.experiments import TablesConfig
     from fedrepro.core import cache
 
@@ -65,7 +73,13 @@ def _table_diff(store: Path, profile: str, seed: int, reading: str) -> float | N
     diffs = [abs(float(value) - float(theirs.result["table"][cell][method]))
              for cell, row in mine.result["table"].items() for method, value in row.items()
              if value is not None and theirs.result["table"][cell].get(method) is not None]
-    return max(diffs) if diffs else None
+    if not diffs:
+        return None
+    finals = [abs(float(run["final_accuracy"]) - float(theirs.result["runs"][name]["final_accuracy"]))
+              for name, run in mine.result["runs"].items() if name in theirs.result["runs"]]
+    return {"max_table_diff": max(diffs), "mean_table_diff": sum(diffs) / len(diffs),
+            "cells_compared": len(diffs), "cells_equal": sum(d == 0.0 for d in diffs),
+            "max_final_diff": max(finals) if finals else None}
 
 
 def _existing_work(store: Path, profile: str, seed: int, reading: str) -> list[str]:
@@ -97,6 +111,15 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+def _gpu_model(env: dict[str, str]) -> str | None:
+    """The name of the CUDA device the runs used, or None for a CPU run."""
+    if not env.get("FEDREPRO_TORCH_DEVICE", "cpu").startswith("cuda"):
+        return None
+    import torch
+
+    return f"{torch.cuda.get_device_name()}, torch {torch.__version__}"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--profile", default="paper", choices=("paper", "quick"))
@@ -104,6 +127,8 @@ def main() -> int:
     parser.add_argument("--reading", default="spec")
     parser.add_argument("--store", type=Path, help="results store to compute into (default: a new temporary folder)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--device", default=None,
+                        help="torch device of the training (e.g. cuda; default: $FEDREPRO_TORCH_DEVICE, else the CPU)")
     args = parser.parse_args()
     if args.workers < 1:
         parser.error("--workers must be >= 1")
@@ -113,6 +138,8 @@ def main() -> int:
         store.mkdir(parents=True, exist_ok=True)
         before = _existing_work(store, args.profile, args.seed, args.reading)
         env = {**os.environ, "FEDREPRO_RESULTS_DIR": str(store), "FEDREPRO_WORKERS": str(args.workers)}
+        if args.device is not None:
+            env["FEDREPRO_TORCH_DEVICE"] = args.device
         for var in ("FEDREPRO_FORCE", "FEDREPRO_FORCE_SINCE", "FEDREPRO_DASK_SCHEDULER",
                     "FEDREPRO_READ_ONLY_STORE", "FEDREPRO_NO_PAPER_COMPUTE"):
             env.pop(var, None)
@@ -132,8 +159,9 @@ def main() -> int:
             "unaccounted_gradients": work["unaccounted_gradients"],
             "gradients_per_wall_s": round(grads / wall), "gradients_per_cpu_s": round(grads / cpu) if cpu else None,
             "resumed_units": before,
-            "max_table_diff": _table_diff(store, args.profile, args.seed, args.reading),
-            "machine": {"nproc": os.cpu_count(), "cpu": _cpu_model(),
+            "device": env.get("FEDREPRO_TORCH_DEVICE", "cpu"),
+            **(_table_diff(store, args.profile, args.seed, args.reading) or {"max_table_diff": None}),
+            "machine": {"nproc": os.cpu_count(), "cpu": _cpu_model(), "gpu": _gpu_model(env),
                         "python": platform.python_version()},
         }
         if args.profile == "paper":

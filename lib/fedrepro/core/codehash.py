@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import sys
 import threading
 from collections.abc import Iterable
 from pathlib import Path
@@ -120,6 +121,23 @@ def _strip_docstrings(tree: ast.AST) -> ast.AST:
     return tree
 
 
+def _canonical_dump(tree: ast.AST) -> str:
+    """``ast.dump`` of ``tree`` as Python 3.11 writes it, on every Python from 3.11 on.
+
+    Python 3.12 added the field ``type_params`` to functions and classes (always empty in
+    code without PEP 695 generics), and 3.13 leaves empty lists and ``None`` out of the dump
+    unless ``show_empty`` is set; either would change the hash of every module, and so make
+    every stored result stale on a machine with another Python. Dropping the empty new field
+    and asking for empty fields gives the same text on 3.11, 3.12 and 3.13 (checked on every
+    library module; ``tests/test_codehash.py``)."""
+    if sys.version_info >= (3, 12):
+        for node in ast.walk(tree):
+            if getattr(node, "type_params", None) == []:
+                del node.type_params
+    options = {"show_empty": True} if sys.version_info >= (3, 13) else {}
+    return ast.dump(tree, annotate_fields=True, include_attributes=False, **options)
+
+
 def normalised_hash(path: Path) -> str:
     """SHA-256 of the file's syntax tree without docstrings (comments and layout drop out)."""
     path = Path(path)
@@ -129,7 +147,7 @@ def normalised_hash(path: Path) -> str:
     if cached is not None:
         return cached
     tree = _strip_docstrings(ast.parse(path.read_bytes(), filename=path.name))
-    text = ast.dump(tree, annotate_fields=True, include_attributes=False)
+    text = _canonical_dump(tree)
     digest = hashlib.sha256(text.encode()).hexdigest()
     with _lock:
         _hash_cache[key] = digest
