@@ -97,3 +97,22 @@ def test_every_library_module_hashes_alike_under_every_python_found():
         there = json.loads(out.stdout)
         differ = [p for p in files if there[p] != here[p]]
         assert not differ, f"{exe}: {len(differ)} of {len(files)} modules hash differently, e.g. {differ[:3]}"
+
+
+def test_modules_a_registry_names_are_code_of_the_results_that_use_it():
+    """The comparison chapter builds its classes through ``fedrepro.fedplt.baselines.algorithm_class``,
+    which imports ``"module:Class"`` strings by name: the import graph alone never reaches the
+    baselines, so editing one left every comparison result fresh. The closure follows such
+    strings (and only strings naming an existing module)."""
+    from fedrepro.fedplt.baselines import ALGORITHMS
+
+    closure = set(codehash.module_closure(["fedrepro.chapters.fedplt.comparison.experiments"]))
+    named = {target.partition(":")[0] for target in ALGORITHMS.values()}
+    assert named and named <= closure
+    assert "fedrepro.fedplt.baselines.tamuna_readings" not in closure  # not named by the registry
+    assert "fedrepro.fedplt.baselines.tamuna_readings" in codehash.module_closure(
+        ["fedrepro.chapters.fedplt.readings.tamuna"])  # named by the readings' own table
+    assert codehash._named_references("fedrepro.fedplt.baselines") == named
+    # a config's seed name ("module:Class") names its own module: nothing new
+    assert codehash._named_references("fedrepro.chapters.dpfedpaq.experiments.mlp_width") == {
+        "fedrepro.chapters.dpfedpaq.experiments.mlp_width"}

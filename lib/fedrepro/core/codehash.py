@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import re
 import sys
 import threading
 from collections.abc import Iterable
@@ -37,6 +38,9 @@ _LIB_ROOT = Path(__file__).resolve().parents[1]  # .../lib/fedrepro
 _lock = threading.Lock()
 _graph_cache: dict[tuple, object] = {}
 _hash_cache: dict[tuple[str, int, int], str] = {}
+_refs_cache: dict[tuple[str, int, int], set[str]] = {}
+#: A string naming an attribute of a library module, ``"fedrepro.a.b:Name"``.
+_REFERENCE = re.compile(rf"{PACKAGE}(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
 
 
 def module_path(name: str) -> Path:
@@ -81,6 +85,7 @@ def clear_cache() -> None:
     with _lock:
         _graph_cache.clear()
         _hash_cache.clear()
+        _refs_cache.clear()
 
 
 def _ancestors(name: str) -> list[str]:
@@ -91,8 +96,10 @@ def _ancestors(name: str) -> list[str]:
 def module_closure(roots: Iterable[str]) -> list[str]:
     """Every library module that importing ``roots`` and running their code can execute.
 
-    Transitive over imports (grimp reads function-level imports too) and over parent
-    packages, whose ``__init__`` runs on import. Sorted names."""
+    Transitive over imports (grimp reads function-level imports too), over parent
+    packages, whose ``__init__`` runs on import, and over modules named in a
+    ``"fedrepro.<module>:<attribute>"`` string (:func:`_named_references`: registries that
+    import by name). Sorted names."""
     graph = _graph()
     known = set(graph.modules)
     todo = []
@@ -108,7 +115,29 @@ def module_closure(roots: Iterable[str]) -> list[str]:
         seen.add(name)
         todo.extend(a for a in _ancestors(name) if a in known)
         todo.extend(graph.find_modules_directly_imported_by(name))
+        todo.extend(m for m in _named_references(name) if m in known)
     return sorted(seen)
+
+
+def _named_references(name: str) -> set[str]:
+    """Library modules that ``name`` names in a string ``"fedrepro.<module>:<attribute>"`` in
+    its code (docstrings aside): a registry that imports them by name when called (e.g.
+    :data:`fedrepro.fedplt.baselines.ALGORITHMS` through ``importlib.import_module``), which
+    the import graph cannot see."""
+    path = module_path(name)
+    st = path.stat()
+    key = (str(path), st.st_mtime_ns, st.st_size)
+    with _lock:
+        cached = _refs_cache.get(key)
+    if cached is not None:
+        return cached
+    tree = _strip_docstrings(ast.parse(path.read_bytes(), filename=path.name))
+    refs = {node.value.partition(":")[0] for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and _REFERENCE.fullmatch(node.value)}
+    with _lock:
+        _refs_cache[key] = refs
+    return refs
 
 
 def _strip_docstrings(tree: ast.AST) -> ast.AST:
