@@ -33,7 +33,8 @@ from fedrepro.dpfedpaq.mlp import dimension, private_fedpaq_mlp
 from fedrepro.dpfedpaq.mnist import het_mnist_problem
 from fedrepro.report.book import check_profile
 
-__all__ = ["NARROW_HIDDEN", "softmax_parameters", "MLPWidthConfig", "width_runs", "load_mlp_width_runs"]
+__all__ = ["NARROW_HIDDEN", "softmax_parameters", "check_lr0", "seed_units", "MLPWidthConfig", "width_runs",
+           "load_mlp_width_runs"]
 
 #: The widest hidden layer whose network has no more parameters than the softmax model
 #: (:func:`fedrepro.dpfedpaq.mlp.dimension` (9) = 7,165 ≤ :func:`softmax_parameters` = 7,850 < 7,960 at 10).
@@ -43,6 +44,20 @@ NARROW_HIDDEN = 9
 def softmax_parameters(features: int = 784, classes: int = 10) -> int:
     """Parameters of the softmax regression (weights and biases)."""
     return features * classes + classes
+
+
+def check_lr0(profile: str, lr0: float) -> None:
+    """Raise ``ValueError`` unless ``lr0`` is the chapter's step or one of
+    :data:`.mlp_lr.LEARNING_RATES` at ``profile``."""
+    allowed = (CHAPTER_LEARNING_RATE, *LEARNING_RATES[check_profile(profile)])
+    if float(lr0) not in allowed:
+        raise ValueError(f"lr0 must be one of {allowed} at profile {profile!r}, got {lr0!r}")
+
+
+def seed_units(profile: str, runs: list[MLPRun]) -> list[str]:
+    """``<run name>--seed<j>`` for every run and every seed of the chapter at ``profile``."""
+    n = PROFILE_SETTINGS[check_profile(profile)]["seeds"]
+    return [f"{run.name()}--seed{j}" for run in runs for j in range(n)]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -59,9 +74,7 @@ class MLPWidthConfig(Float32RunsConfig):
     lr0: float = 1.0
 
     def __post_init__(self) -> None:
-        allowed = (CHAPTER_LEARNING_RATE, *LEARNING_RATES[check_profile(self.profile)])
-        if float(self.lr0) not in allowed:
-            raise ValueError(f"lr0 must be one of {allowed} at profile {self.profile!r}, got {self.lr0!r}")
+        check_lr0(self.profile, self.lr0)
         if isinstance(self.hidden, bool) or not isinstance(self.hidden, int) or self.hidden < 1:
             raise ValueError(f"hidden must be a positive integer, got {self.hidden!r}")
 
@@ -70,8 +83,7 @@ class MLPWidthConfig(Float32RunsConfig):
         return stem if self.profile == "paper" else f"{stem}-{self.profile}"
 
     def units(self) -> list[str]:
-        n = PROFILE_SETTINGS[check_profile(self.profile)]["seeds"]
-        return [f"{run.name()}--seed{j}" for run in width_runs(self.profile, self.hidden) for j in range(n)]
+        return seed_units(self.profile, width_runs(self.profile, self.hidden))
 
 
 def width_runs(profile: str, hidden: int) -> list[MLPRun]:
