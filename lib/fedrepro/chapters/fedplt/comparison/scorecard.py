@@ -432,6 +432,53 @@ def tight_small_cause(cell: Mapping[str, Any], unit: Mapping[str, Any] | None, p
     return "open", "", f"{tried}; tried: {what}; not understood yet"
 
 
+def tamuna_units(profile: str = "paper") -> dict[str, Any]:
+    """The stored TAMUNA units of Tables II and IV under the readings of
+    :mod:`fedrepro.chapters.fedplt.readings.tamuna`."""
+    from fedrepro.chapters.fedplt.readings.tamuna import load_tamuna_readings
+
+    return load_tamuna_readings(profile)["units"]
+
+
+def tamuna_cause(cell: Mapping[str, Any], setting: str, units: Mapping[str, Any], profile: str,
+                 tried: str) -> tuple[str, str, str]:
+    """(cause, evidence, sentence) of a TAMUNA cell of Tables II-IV that neither grid explains,
+    from the setting rerun under each reading of TAMUNA the paper leaves open
+    (:data:`fedrepro.chapters.fedplt.readings.tamuna.READINGS`: its compression on, the
+    control-variate update in the public baseline's order), by the rule of
+    :func:`tight_small_cause`: the paper's ``K*`` inside the range of mean ``K*`` a reading's
+    grid produces, or its tuned ``K*`` within half the distance to the paper's, is
+    ``unstated-setting`` (evidence: the readings' result); otherwise ``open`` with what each
+    reading gave added to ``tried``."""
+    from fedrepro.chapters.fedplt.readings.tamuna import READINGS, TamunaReadingsConfig
+
+    if cell["paper_K"] is None:
+        return "open", "", tried
+    paper, ours = float(cell["paper_K"]), float(cell["K"])
+    evidence = f"fedplt/{TamunaReadingsConfig.for_profile(profile).result_name()}.json"
+    found, said = None, []
+    for reading, (_, _, what) in READINGS.items():
+        unit = units.get(f"{reading}-{setting}")
+        if unit is None:
+            continue
+        if not unit["reached"]:
+            said.append(f"TAMUNA with {what}: no grid point reaches the tolerance within the last cap "
+                        f"({100 * float(unit['diverged_share']):.0f} % of the evaluation runs diverged)")
+            continue
+        mine, span = float(unit["mean_K"]), tuning_range(unit)
+        said.append(f"TAMUNA with {what}: tuned K* {sig3(mine)}"
+                    + (f", its grid spans K* {sig3(span[0])} to {sig3(span[1])}" if span else ""))
+        inside = span is not None and span[0] * (1 - _DECODE_RTOL) <= paper <= span[1] * (1 + _DECODE_RTOL)
+        if found is None and (inside or abs(mine - paper) <= 0.5 * abs(ours - paper)):
+            found = reading
+    what = "; ".join(said)
+    if found is not None:
+        return ("unstated-setting", evidence,
+                f"{what} (paper {sig3(paper)}): the reading '{READINGS[found][2]}' gives the paper's count")
+    return "open", "", (tried.removesuffix("; not understood yet") + f"; tried: {what} (paper {sig3(paper)}); "
+                        "not understood yet")
+
+
 def times_by_table(cells: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[tuple[str, str], float | None]]:
     """``{table: {(row, column): time}}`` from :func:`comparison.time_cells`."""
     out: dict[str, dict[tuple[str, str], float | None]] = {}
@@ -473,6 +520,8 @@ def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
             elif cause == "open" and unit is not None:
                 setting = cmp.unit_name(unit["name"], unit["problem"], unit["solver"], unit["partial"])
                 cause, evidence, why = tight_small_cause(c, tight_small_units(profile).get(setting), profile, why)
+                if cause == "open" and unit["name"] == "TAMUNA":
+                    cause, evidence, why = tamuna_cause(c, setting, tamuna_units(profile), profile, why)
             out[cid] = Outcome(ours=float(c["ours"]), reason=f"{_cell_reason(c)}; {why}", cause=cause,
                                evidence=evidence)
     from fedrepro.chapters.fedplt.readings.effects import table_causes
