@@ -101,17 +101,8 @@ def _train(cfg: MLPBlockConfig, unit: str) -> dict[str, Any]:
 
 
 def _combine(cfg: MLPBlockConfig, done: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """``{"runs": {run name: {"rounds": (R,), metric: (seeds, R) or (seeds,)}}, "block": n}``."""
-    n = PROFILE_SETTINGS[cfg.profile]["seeds"]
-    out: dict[str, Any] = {}
-    for run in block_runs(cfg.profile):
-        per = [done[f"{run.name()}--seed{j}"] for j in range(n)]
-        entry: dict[str, Any] = {"rounds": np.asarray(per[0]["rounds"])}
-        for key in per[0]:
-            if key != "rounds":
-                entry[key] = np.array([np.asarray(p[key], dtype=float) for p in per])
-        out[run.name()] = entry
-    return {"runs": out, "block": cfg.block}
+    """``{"runs": :func:`.mlp_width.stack_seeds`, "block": n}``."""
+    return {"runs": mlp_width.stack_seeds(cfg.profile, block_runs(cfg.profile), done), "block": cfg.block}
 
 
 def load_mlp_block_runs(profile: str = "paper", block: int = 512, lr0: float = 1.0) -> dict[str, Any]:

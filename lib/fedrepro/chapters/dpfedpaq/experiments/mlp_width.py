@@ -33,8 +33,8 @@ from fedrepro.dpfedpaq.mlp import dimension, private_fedpaq_mlp
 from fedrepro.dpfedpaq.mnist import het_mnist_problem
 from fedrepro.report.book import check_profile
 
-__all__ = ["NARROW_HIDDEN", "softmax_parameters", "check_lr0", "seed_units", "MLPWidthConfig", "width_runs",
-           "load_mlp_width_runs"]
+__all__ = ["NARROW_HIDDEN", "softmax_parameters", "check_lr0", "seed_units", "stack_seeds", "MLPWidthConfig",
+           "width_runs", "load_mlp_width_runs"]
 
 #: The widest hidden layer whose network has no more parameters than the softmax model
 #: (:func:`fedrepro.dpfedpaq.mlp.dimension` (9) = 7,165 ≤ :func:`softmax_parameters` = 7,850 < 7,960 at 10).
@@ -110,18 +110,25 @@ def _train(cfg: MLPWidthConfig, unit: str) -> dict[str, Any]:
             "update_norm_mean": float(np.mean(h.update_norm)), "noise_norm_mean": float(np.mean(h.noise_norm))}
 
 
-def _combine(cfg: MLPWidthConfig, done: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    """``{"runs": {run name: {"rounds": (R,), metric: (seeds, R) or (seeds,)}}, "parameters": d}``."""
-    n = PROFILE_SETTINGS[cfg.profile]["seeds"]
+def stack_seeds(profile: str, runs: list[MLPRun], done: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``{run name: {"rounds": (R,), metric: (seeds, R) or (seeds,)}}``: each run's units of
+    :func:`seed_units` stacked over the seeds."""
+    n = PROFILE_SETTINGS[check_profile(profile)]["seeds"]
     out: dict[str, Any] = {}
-    for run in width_runs(cfg.profile, cfg.hidden):
+    for run in runs:
         per = [done[f"{run.name()}--seed{j}"] for j in range(n)]
         entry: dict[str, Any] = {"rounds": np.asarray(per[0]["rounds"])}
         for key in per[0]:
             if key != "rounds":
                 entry[key] = np.array([np.asarray(p[key], dtype=float) for p in per])
         out[run.name()] = entry
-    return {"runs": out, "parameters": dimension(cfg.hidden)}
+    return out
+
+
+def _combine(cfg: MLPWidthConfig, done: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """``{"runs": :func:`stack_seeds`, "parameters": d}``."""
+    return {"runs": stack_seeds(cfg.profile, width_runs(cfg.profile, cfg.hidden), done),
+            "parameters": dimension(cfg.hidden)}
 
 
 def load_mlp_width_runs(profile: str = "paper", hidden: int = NARROW_HIDDEN, lr0: float = 1.0) -> dict[str, Any]:
