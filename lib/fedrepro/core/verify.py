@@ -177,6 +177,9 @@ SPOT_UNITS: dict[str, tuple[str, ...]] = {
     # records plus its estimate gradients match tau-1's sampled records) and checks what the
     # others do not: the clients' estimates and the tau* rule, at q = 0.05
     "alidpfl/tables-authors_code-seed0": ("ali-II-eps1.75",),
+    # the TAMUNA readings: the compressed class in the setting of the open cell (Table IV, cohorts);
+    # the Flower-order class is checked against a plain loop in the tests
+    "fedplt/reading-v2-tamuna": ("s2-convex-gd-cohort-TAMUNA",),
     # T2's even spread starts with non-private FedAvg, whose CNN training is chaotic: the AVX2
     # kernels move its accuracy by 8e-2 against the AVX-512 ones, beyond the 1e-3 the config
     # declares for float32 training under noise (make verify-kernels, 2026-11-27). The spot check
