@@ -26,7 +26,7 @@ import math
 import numpy as np
 
 from fedrepro.core.validate import check_int
-from fedrepro.dpfedpaq.quantizer import FLOAT_BITS, quantize
+from fedrepro.dpfedpaq.quantizer import FLOAT_BITS, quantize, variance_parameter
 
 __all__ = ["block_bits", "block_count", "block_variance_parameter", "quantize_blocks"]
 
@@ -69,10 +69,6 @@ def block_bits(d: int, s: int | None, block: int) -> float:
 
 def block_variance_parameter(d: int, s: int | None, block: int) -> float:
     """q = min(n/s², √n/s) of Assumption 4 for blocks of n = min(block, d) coordinates (0
-    without quantization): the paper's remark with its block size n."""
+    without quantization): :func:`~fedrepro.dpfedpaq.quantizer.variance_parameter` of one block."""
     d = check_int("d (dimension)", d, 1)
-    n = min(check_int("block (block size n)", block, 1), d)
-    if s is None:
-        return 0.0
-    s = check_int("s (quantization level)", s, 1)
-    return min(n / s**2, math.sqrt(n) / s)
+    return variance_parameter(min(check_int("block (block size n)", block, 1), d), s)

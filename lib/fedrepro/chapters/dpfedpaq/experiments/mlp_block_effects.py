@@ -18,6 +18,7 @@ import pandas as pd
 from fedrepro.chapters.dpfedpaq.experiments import mlp, mlp_block, mlp_effects, mlp_lr_effects, mlp_width_effects
 from fedrepro.dpfedpaq.blocks import block_variance_parameter
 from fedrepro.dpfedpaq.mlp import dimension
+from fedrepro.dpfedpaq.quantizer import bits
 from fedrepro.report.book import check_profile, sig3
 
 __all__ = ["block_effects", "block_extra_bits", "block_gaps", "block_frame"]
@@ -74,7 +75,7 @@ def block_extra_bits(profile: str = "paper") -> dict[str, str]:
     """How many more bits an s = 1 message costs in blocks than in one block (one float32 norm
     per block), as whole percent, per ``"block<n>"``."""
     b = block_effects(profile)
-    one = _one_block_bits(b["d"])
+    one = bits(b["d"], 1)
     return {f"block{n}": f"{100 * (v['bits'][0] / one - 1):.0f} %" for n, v in b["blocks"].items()}
 
 
@@ -91,14 +92,9 @@ def block_frame(profile: str = "paper") -> pd.DataFrame:
         means = np.asarray(loss, dtype=float).mean(axis=1)
         row = {"quantizer": label, "block size n": f"{min(n, d):,}",
                "q at s = 1": sig3(block_variance_parameter(d, 1, n)),
-               "bits of an s = 1 message": f"{round(bits1 if bits1 is not None else _one_block_bits(d)):,}"}
+               "bits of an s = 1 message": f"{round(bits1 if bits1 is not None else bits(d, 1)):,}"}
         row.update({f"s = {'none' if s is None else s}": sig3(float(m)) for s, m in zip(b["levels"], means, strict=True)})
         row["s = 1 above unquantized"] = _gap(loss)
         rows.append(row)
     return pd.DataFrame(rows).set_index("quantizer")
 
-
-def _one_block_bits(d: int) -> float:
-    from fedrepro.dpfedpaq.quantizer import bits
-
-    return bits(d, 1)
