@@ -57,7 +57,6 @@ __all__ = [
     "load_v2_sweeps", "load_drift", "load_v1_rates", "sensitivity", "k_or_inf", "tuned_K", "time_of",
     "table_viii", "table_viii_text", "table_ix", "table_ix_argmin", "table_ix_text", "drift_frame",
     "v1_rates_summary", "v1_rates_text", "sensitivity_frame",
-    "earlier_version_tables",
     "figure_v2_rho", "figure_v2_ne", "figure_v1_rho", "figure_v1_ne", "figure_sensitivity",
 ]
 
@@ -936,26 +935,3 @@ def figure_sensitivity(result: Mapping[str, Any]) -> Figure:
         ax.set_xlabel("parameter / chosen value")
     fig.tight_layout()
     return fig
-
-
-# --------------------------------------------------------------------------- v1 tables
-
-
-def earlier_version_tables(profile: str) -> dict[str, Any]:
-    """v1 Tables II, III and IV from the chapters that compute them
-    (``comparison.v1_table_ii``, ``participation.v1_table_iii``, ``noise.v1_table_iv``):
-    ``{name: DataFrame}``, or a one-line note where that function is not available."""
-    from importlib import import_module
-
-    check_profile(profile)
-    out: dict[str, Any] = {}
-    for label, module, func in (("Table II", "comparison", "v1_table_ii"),
-                                ("Table III", "participation", "v1_table_iii"),
-                                ("Table IV", "noise", "v1_table_iv")):
-        try:
-            render = getattr(import_module(f"fedrepro.fedplt.experiments.{module}"), func)
-        except (ImportError, AttributeError):
-            out[label] = f"v1 {label}: not available yet (fedrepro.fedplt.experiments.{module}.{func})"
-            continue
-        out[label] = render(profile)
-    return out
