@@ -18,7 +18,7 @@ import numpy as np
 from fedrepro.chapters.headtohead import t1, t1_edges
 from fedrepro.core.cache import load_if_computed
 
-__all__ = ["stored", "verdicts", "edges_frame", "rankings", "summary"]
+__all__ = ["stored", "verdicts", "edges_frame", "rankings", "summary", "mean_sd", "pm", "eps_text"]
 
 
 def stored(profile: str = "paper") -> dict[str, Any] | None:
@@ -49,6 +49,23 @@ def _score(v: float) -> float:
     return v if math.isfinite(v) else -math.inf
 
 
+def mean_sd(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation of ``values`` (sd 0 for one value; NaN for none)."""
+    if not values:
+        return math.nan, math.nan
+    return float(np.mean(values)), (float(np.std(values, ddof=1)) if len(values) > 1 else 0.0)
+
+
+def pm(mean: float, sd: float) -> str:
+    """An accuracy and its spread in percent, ``"72.0 ± 2.0"``."""
+    return f"{100 * mean:.1f} ± {100 * sd:.1f}"
+
+
+def eps_text(epsilon: float) -> str:
+    """ε as the tables print it (``"—"`` for the non-private ceiling)."""
+    return "—" if not math.isfinite(epsilon) else f"{epsilon:g}"
+
+
 def verdicts(data: dict[str, Any]) -> list[dict[str, Any]]:
     """One verdict per probed unit: the grid's selection and validation accuracy, its edges,
     the best extension and its validation accuracy, whether the edge binds, and the test
@@ -61,10 +78,10 @@ def verdicts(data: dict[str, Any]) -> list[dict[str, Any]]:
         chosen = grid["tuning"][int(grid["selected"])]
         base = [r["test_accuracy"] for r in data["t1"]["records"]
                 if r["algorithm"] == name and r["epsilon_target"] == eps and r["uplink_budget_bits"] == budget]
+        grid_test, grid_sd = mean_sd(base)
         row = {"unit": unit, "algorithm": name, "epsilon": eps, "grid_config": chosen["config"],
                "edges": _edges_of(chosen["config"], grid["tuning"]), "grid_validation": chosen["validation_accuracy"],
-               "grid_test": float(np.mean(base)) if base else math.nan,
-               "grid_test_sd": float(np.std(base, ddof=1)) if len(base) > 1 else 0.0,
+               "grid_test": grid_test, "grid_test_sd": grid_sd,
                "extension_config": None, "extension_validation": math.nan, "binds": False,
                "extension_test": math.nan, "extension_test_sd": math.nan}
         ext = u["extensions"]
@@ -73,8 +90,7 @@ def verdicts(data: dict[str, Any]) -> list[dict[str, Any]]:
             tests = [float(r["test_accuracy"][-1]) for r in ext["runs"]]
             row.update(extension_config=best["config"], extension_validation=best["validation_accuracy"],
                        binds=_score(best["validation_accuracy"]) > _score(chosen["validation_accuracy"]),
-                       extension_test=float(np.mean(tests)),
-                       extension_test_sd=float(np.std(tests, ddof=1)) if len(tests) > 1 else 0.0)
+                       extension_test=mean_sd(tests)[0], extension_test_sd=mean_sd(tests)[1])
         out.append(row)
     return out
 
@@ -86,15 +102,14 @@ def edges_frame(data: dict[str, Any]):
     rows = []
     for v in verdicts(data):
         rows.append({"algorithm": t1.LABELS.get(v["algorithm"], v["algorithm"]),
-                     "ε": "—" if not math.isfinite(v["epsilon"]) else f"{v['epsilon']:g}",
+                     "ε": eps_text(v["epsilon"]),
                      "grid's selection at the edges": ", ".join(v["edges"]) or "none",
                      "validation: grid (%)": round(100 * v["grid_validation"], 1),
                      "best one step beyond": _text(v["extension_config"]) if v["extension_config"] else "—",
                      "validation: beyond (%)": round(100 * v["extension_validation"], 1),
                      "edge binds": "yes" if v["binds"] else "no",
-                     "test: grid (%)": f"{100 * v['grid_test']:.1f} ± {100 * v['grid_test_sd']:.1f}",
-                     "test: beyond (%)": (f"{100 * v['extension_test']:.1f} ± {100 * v['extension_test_sd']:.1f}"
-                                          if v["binds"] else "—")})
+                     "test: grid (%)": pm(v["grid_test"], v["grid_test_sd"]),
+                     "test: beyond (%)": pm(v["extension_test"], v["extension_test_sd"]) if v["binds"] else "—"})
     return pd.DataFrame(rows).set_index(["algorithm", "ε"])
 
 

@@ -13,10 +13,8 @@ import math
 from collections import Counter
 from typing import Any
 
-import numpy as np
-
 from fedrepro.chapters.headtohead import t1, t1_walk
-from fedrepro.chapters.headtohead.t1_edges_report import _score, _text
+from fedrepro.chapters.headtohead.t1_edges_report import _score, _text, eps_text, mean_sd, pm
 from fedrepro.core.cache import load_if_computed
 
 __all__ = ["stored", "verdicts", "walk_frame", "rankings", "summary"]
@@ -31,12 +29,6 @@ def stored(profile: str = "paper") -> dict[str, Any] | None:
     return {"walk": walk.result["units"], "t1": base.result}
 
 
-def _mean_sd(values: list[float]) -> tuple[float, float]:
-    if not values:
-        return math.nan, math.nan
-    return float(np.mean(values)), (float(np.std(values, ddof=1)) if len(values) > 1 else 0.0)
-
-
 def verdicts(data: dict[str, Any]) -> list[dict[str, Any]]:
     """One verdict per walked unit: the grid's selection (on the walk's own tuning of the grid)
     and its validation accuracy, the walk's best and its validation accuracy, the steps taken
@@ -49,8 +41,8 @@ def verdicts(data: dict[str, Any]) -> list[dict[str, Any]]:
         g = max(range(len(grid)), key=lambda i: (_score(grid[i]["validation_accuracy"]), -i))
         base = [r["test_accuracy"] for r in data["t1"]["records"]
                 if r["algorithm"] == name and r["epsilon_target"] == eps and r["uplink_budget_bits"] == budget]
-        grid_test, grid_sd = _mean_sd(base)
-        walk_test, walk_sd = _mean_sd([float(r["test_accuracy"][-1]) for r in u["runs"]])
+        grid_test, grid_sd = mean_sd(base)
+        walk_test, walk_sd = mean_sd([float(r["test_accuracy"][-1]) for r in u["runs"]])
         best = u["tuning"][u["best"]]
         out.append({"unit": unit, "algorithm": name, "epsilon": eps, "grid_config": grid[g]["config"],
                     "grid_validation": grid[g]["validation_accuracy"], "config": u["config"],
@@ -67,13 +59,13 @@ def walk_frame(data: dict[str, Any]):
     rows = []
     for v in verdicts(data):
         rows.append({"algorithm": t1.LABELS.get(v["algorithm"], v["algorithm"]),
-                     "ε": "—" if not math.isfinite(v["epsilon"]) else f"{v['epsilon']:g}",
+                     "ε": eps_text(v["epsilon"]),
                      "steps beyond the grid": v["steps"], "configurations run": v["explored"],
                      "stopped": v["stop"].replace("-", " "),
                      "best found": _text(v["config"]) if v["moved"] else "the grid's selection",
                      "validation: grid → best (%)": f"{100 * v['grid_validation']:.1f} → {100 * v['validation']:.1f}",
-                     "test: grid (%)": f"{100 * v['grid_test']:.1f} ± {100 * v['grid_test_sd']:.1f}",
-                     "test: best (%)": f"{100 * v['test']:.1f} ± {100 * v['test_sd']:.1f}"})
+                     "test: grid (%)": pm(v["grid_test"], v["grid_test_sd"]),
+                     "test: best (%)": pm(v["test"], v["test_sd"])})
     return pd.DataFrame(rows).set_index(["algorithm", "ε"])
 
 
