@@ -18,7 +18,7 @@ import numpy as np
 from fedrepro.chapters.headtohead import t1, t1_edges
 from fedrepro.core.cache import load_if_computed
 
-__all__ = ["stored", "verdicts", "edges_frame", "rankings", "summary", "mean_sd", "pm", "eps_text"]
+__all__ = ["stored", "verdicts", "edges_frame", "edge_columns", "rankings", "summary", "mean_sd", "pm", "eps_text"]
 
 
 def stored(profile: str = "paper") -> dict[str, Any] | None:
@@ -99,18 +99,24 @@ def edges_frame(data: dict[str, Any]):
     """The verdicts as a table (accuracies in %)."""
     import pandas as pd
 
-    rows = []
-    for v in verdicts(data):
-        rows.append({"algorithm": t1.LABELS.get(v["algorithm"], v["algorithm"]),
-                     "ε": eps_text(v["epsilon"]),
-                     "grid's selection at the edges": ", ".join(v["edges"]) or "none",
-                     "validation: grid (%)": round(100 * v["grid_validation"], 1),
-                     "best one step beyond": _text(v["extension_config"]) if v["extension_config"] else "—",
-                     "validation: beyond (%)": round(100 * v["extension_validation"], 1),
-                     "edge binds": "yes" if v["binds"] else "no",
-                     "test: grid (%)": pm(v["grid_test"], v["grid_test_sd"]),
-                     "test: beyond (%)": pm(v["extension_test"], v["extension_test_sd"]) if v["binds"] else "—"})
+    rows = [{"algorithm": t1.LABELS.get(v["algorithm"], v["algorithm"]), "ε": eps_text(v["epsilon"]),
+             **edge_columns(v)} for v in verdicts(data)]
     return pd.DataFrame(rows).set_index(["algorithm", "ε"])
+
+
+def edge_columns(v: dict[str, Any], *, extensions: bool = False) -> dict[str, Any]:
+    """The columns of a probe's table for one verdict (T1's, or T2's with ``extensions``: the
+    number of extensions run, and a tie on validation said as such); accuracies in %."""
+    binds = "yes" if v["binds"] else "no (a tie)" if extensions and v["extension_validation"] == v[
+        "grid_validation"] else "no"
+    return {"grid's selection at the edges": ", ".join(v["edges"]) or "none",
+            **({"extensions": v["extensions"]} if extensions else {}),
+            "validation: grid (%)": round(100 * v["grid_validation"], 1),
+            "best one step beyond": _text(v["extension_config"]) if v["extension_config"] else "—",
+            "validation: beyond (%)": round(100 * v["extension_validation"], 1),
+            "edge binds": binds,
+            "test: grid (%)": pm(v["grid_test"], v["grid_test_sd"]),
+            "test: beyond (%)": pm(v["extension_test"], v["extension_test_sd"]) if v["binds"] else "—"}
 
 
 def rankings(data: dict[str, Any]) -> dict[float, dict[str, list[str]]]:

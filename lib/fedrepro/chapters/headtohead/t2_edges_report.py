@@ -14,7 +14,7 @@ import math
 from typing import Any
 
 from fedrepro.chapters.headtohead import t2, t2_edges
-from fedrepro.chapters.headtohead.t1_edges_report import _edges_of, _score, _text, mean_sd, pm
+from fedrepro.chapters.headtohead.t1_edges_report import _edges_of, _score, _text, edge_columns, mean_sd
 from fedrepro.core.cache import load_if_computed
 
 __all__ = ["stored", "progress", "verdicts", "edges_frame", "ranking", "summary"]
@@ -104,18 +104,8 @@ def edges_frame(data: dict[str, Any]):
     """The verdicts as a table (accuracies in %)."""
     import pandas as pd
 
-    rows = []
-    for v in verdicts(data):
-        rows.append({"algorithm": t2.LABELS.get(v["algorithm"], v["algorithm"]),
-                     "grid's selection at the edges": ", ".join(v["edges"]) or "none",
-                     "extensions": v["extensions"],
-                     "validation: grid (%)": round(100 * v["grid_validation"], 1),
-                     "best one step beyond": _text(v["extension_config"]) if v["extension_config"] else "—",
-                     "validation: beyond (%)": round(100 * v["extension_validation"], 1),
-                     "edge binds": "yes" if v["binds"] else
-                     "no (a tie)" if v["extension_validation"] == v["grid_validation"] else "no",
-                     "test: grid (%)": pm(v["grid_test"], v["grid_test_sd"]),
-                     "test: beyond (%)": pm(v["extension_test"], v["extension_test_sd"]) if v["binds"] else "—"})
+    rows = [{"algorithm": t2.LABELS.get(v["algorithm"], v["algorithm"]), **edge_columns(v, extensions=True)}
+            for v in verdicts(data)]
     return pd.DataFrame(rows).set_index("algorithm")
 
 
