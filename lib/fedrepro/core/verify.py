@@ -177,9 +177,18 @@ SPOT_UNITS: dict[str, tuple[str, ...]] = {
     # records plus its estimate gradients match tau-1's sampled records) and checks what the
     # others do not: the clients' estimates and the tau* rule, at q = 0.05
     "alidpfl/tables-authors_code-seed0": ("ali-II-eps1.75",),
-    # the TAMUNA readings: the compressed class in the setting of the open cell (Table IV, cohorts);
-    # the Flower-order class is checked against a plain loop in the tests
-    "fedplt/reading-v2-tamuna": ("s2-convex-gd-cohort-TAMUNA",),
+    # the TAMUNA readings: the Flower-order reading with cohorts, the cheapest unit (its runs
+    # diverge early: about two thirds of the compressed ones' time); both reading classes are
+    # checked against plain loops written from the update rules in the tests
+    "fedplt/reading-v2-tamuna": ("flower-convex-gd-cohort-TAMUNA",),
+    # Theorem 1 against measurement: the heterogeneity sweep and the synthetic runs at both ends
+    # of the E grid, with and without noise (the MNIST and isotropic units take about two thirds
+    # of the full recomputation; they run in the chapter and in its tests' quick profile)
+    "dpfedpaq/theory-theorem1": ("heterogeneity", "synthetic--E1--s0--clean--as_printed-printed",
+                                 "synthetic--E10--s4--noise--corrected-relaxed"),
+    # the whole grids: the three settings whose causes they decide (FedPD and LED on the
+    # nonconvex problem, TAMUNA with cohorts); a few seconds against minutes for the 5GCS grids
+    "fedplt/reading-v2-grid-range": ("nonconvex-gd-full-FedPD", "nonconvex-gd-full-LED", "convex-gd-cohort-TAMUNA"),
     # T2's even spread starts with non-private FedAvg, whose CNN training is chaotic: the AVX2
     # kernels move its accuracy by 8e-2 against the AVX-512 ones, beyond the 1e-3 the config
     # declares for float32 training under noise (make verify-kernels, 2026-11-27). The spot check
@@ -187,6 +196,10 @@ SPOT_UNITS: dict[str, tuple[str, ...]] = {
     # Fed-PLT's noisy proximal steps); the tolerance for the non-private units is to be declared
     # at the next recomputation of T2
     "headtohead/t2": ("dpfl_eps-1_bits-1.4e+09", "fed-plt_eps-4_bits-1.4e+09"),
+    # T2's tuning: the even spread would start with a non-private FedAvg unit (chaotic across
+    # kernels, as above); one private unit per engine instead, the cheapest of each (one and two
+    # local steps)
+    "headtohead/t2-tuning": ("dp-fedsgd_cfg-00", "fed-plt_cfg-00"),
 }
 
 

@@ -72,7 +72,7 @@ CAUSES: dict[str, str] = {
     "paper-erratum": "the paper's number or statement is wrong (a check of the library shows it)",
     "unstated-setting": "the paper leaves a setting open or states one it cannot have used; a reading "
                         "study of ours moves the number",
-    "tuning-range": "the paper's tuning differs from ours (its value lies where our tuning grid does not reach)",
+    "tuning-range": "the paper's tuning differs from ours (parameters of our grid other than those our tuning picks give its value)",
     "seed-spread": "within the spread of our seeds",
     "model-or-data-differs": "our model or data differ from the paper's (shown by a run on both)",
     "open": "not understood yet: the reason says what was tried",

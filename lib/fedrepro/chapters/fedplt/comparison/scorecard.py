@@ -344,6 +344,49 @@ def tuning_cause(paper_K: float | None, grid: tuple[float, float, int] | None, e
                         "the problems differ (not found yet how)")
 
 
+def grid_range_units(profile: str = "paper") -> dict[str, Any]:
+    """The stored units of :mod:`fedrepro.chapters.fedplt.readings.grid_range`: every point of
+    the tuning grid of each setting of Tables II-IV run to the last iteration cap."""
+    from fedrepro.chapters.fedplt.readings.grid_range import load_grid_range
+
+    return load_grid_range(profile)["units"]
+
+
+def grid_cause(paper_K: float | None, unit: Mapping[str, Any] | None, profile: str,
+               convex: tuple[Mapping[str, Any], float | None] | None = None) -> tuple[str, str, str]:
+    """(cause, evidence, sentence) of a Tables II-IV cell that misses, from the counts of every
+    point of its tuning grid (each run to the last cap,
+    :mod:`fedrepro.chapters.fedplt.readings.grid_range`): the paper's ``K*`` within their range
+    is a tuning difference (``tuning-range``: points of our grid need that many iterations; the
+    sentence names the two that enclose it); outside it no point of our grid gives the paper's
+    count, so the implementations or the problems differ (``open`` until found how). For a
+    nonconvex setting, ``convex`` (the convex setting's grid unit and the paper's convex
+    ``K*``) adds how much slower our nonconvex problem is than the convex one at equal grid
+    points, against the paper's ratio."""
+    from fedrepro.chapters.fedplt.readings.grid_range import GridRangeConfig
+    from fedrepro.chapters.fedplt.readings.grid_range_report import bracket_text, count_ratios, full_range, position
+
+    span = None if unit is None else full_range(unit)
+    if paper_K is None or span is None:
+        return "open", "", "no tuning range to compare with"
+    lo, hi, reached, points = span
+    where = position(float(paper_K), span)
+    text = (f"the paper's K* {sig3(paper_K)} lies {where} the range of mean K* over our {points}-point tuning grid, "
+            f"every point run to {unit['cap']} iterations ({sig3(lo)} to {sig3(hi)}; {reached} of {points} points "
+            f"reach the tolerance)")
+    if where == "within":
+        return ("tuning-range", f"fedplt/{GridRangeConfig.for_profile(profile).result_name()}.json",
+                f"{text}: {bracket_text(unit, float(paper_K))}, so a coarser tuning than ours gives the paper's count")
+    text += f": no point of our grid gives it ({bracket_text(unit, float(paper_K))})"
+    if convex is not None and convex[1] is not None:
+        ratios = count_ratios(convex[0], unit)
+        if ratios is not None:
+            text += (f"; at each of the {ratios[2]} points of the grid our nonconvex count is {sig3(ratios[0])} to "
+                     f"{sig3(ratios[1])} times our convex count, the paper's is {sig3(float(paper_K) / convex[1])} "
+                     "times its convex count: our nonconvex problem is not harder than the convex one, the paper's is")
+    return "open", "", text + ", so the implementations or the problems differ (not found yet how)"
+
+
 def tight_units(profile: str = "paper") -> dict[str, Any]:
     """The stored units of Table V rerun with the tight smoothness constant
     (:mod:`fedrepro.chapters.fedplt.readings.tight`)."""
@@ -423,7 +466,8 @@ def tight_small_cause(cell: Mapping[str, Any], unit: Mapping[str, Any] | None, p
     paper, loose, mine = float(cell["paper_K"]), float(cell["K"]), float(unit["mean_K"])
     span = tuning_range(unit)
     what = (f"with steps from the tight smoothness constant our tuned K* is {sig3(mine)} (loose {sig3(loose)}, "
-            f"paper {sig3(paper)})" + (f" and its grid spans K* {sig3(span[0])} to {sig3(span[1])}" if span else ""))
+            f"paper {sig3(paper)})" + (f" and the points its tuning reached span K* {sig3(span[0])} to {sig3(span[1])}" if span
+                                                else ""))
     evidence = f"fedplt/{TightComparisonConfig.for_profile(profile).result_name()}.json"
     if span and span[0] <= paper <= span[1]:
         return "unstated-setting", evidence, f"{what}: a step of that grid gives the paper's count"
@@ -467,7 +511,8 @@ def tamuna_cause(cell: Mapping[str, Any], setting: str, units: Mapping[str, Any]
             continue
         mine, span = float(unit["mean_K"]), tuning_range(unit)
         said.append(f"TAMUNA with {what}: tuned K* {sig3(mine)}"
-                    + (f", its grid spans K* {sig3(span[0])} to {sig3(span[1])}" if span else ""))
+                    + (f", the points its tuning reached span K* {sig3(span[0])} to {sig3(span[1])}" if span
+                                    else ""))
         inside = span is not None and span[0] * (1 - _DECODE_RTOL) <= paper <= span[1] * (1 + _DECODE_RTOL)
         if found is None and (inside or abs(mine - paper) <= 0.5 * abs(ours - paper)):
             found = reading
@@ -503,7 +548,9 @@ def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
                                    reason="built from the class attributes extra_gradients, rounds, random_local_steps"
                                    + ("" if same else f"; differs from the paper's {cell.value_text}"))
     res, large = cmp.load_comparison(profile)["units"], cmp.load_large(profile)["units"]
-    for cid, c in cmp.time_cells(profile).items():
+    cells = cmp.time_cells(profile)
+    convex_K = {c["row"]: c["paper_K"] for c in cells.values() if c["table"] == TII and c["column"] == "Convex"}
+    for cid, c in cells.items():
         if c["ours"] is None:
             out[cid] = Outcome(ours="−", status="match",
                                reason=("not run, as the paper's '−': TAMUNA has no nonconvex run (our class refuses "
@@ -512,14 +559,24 @@ def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
                                        "accelerated local steps (our AGD variant appears in v1 Table II)"))
         else:
             unit = _stored_unit(c, res, large)
-            name = cmp.LargeComparisonConfig if c["table"] == TV else cmp.ComparisonConfig
-            evidence = f"fedplt/{name.for_profile(profile).result_name()}.json"
-            cause, evidence, why = tuning_cause(c["paper_K"], None if unit is None else tuning_range(unit), evidence)
-            if cause == "open" and c["table"] == TV:
-                cause, evidence, why = tight_cause(c, tight_units(profile).get(c["row"]), profile, why)
-            elif cause == "open" and unit is not None:
+            if c["table"] == TV:
+                evidence = f"fedplt/{cmp.LargeComparisonConfig.for_profile(profile).result_name()}.json"
+                cause, evidence, why = tuning_cause(c["paper_K"], None if unit is None else tuning_range(unit),
+                                                    evidence)
+                if cause == "open":
+                    cause, evidence, why = tight_cause(c, tight_units(profile).get(c["row"]), profile, why)
+            elif unit is None:
+                cause, evidence, why = "open", "", "no tuning range to compare with"
+            else:
                 setting = cmp.unit_name(unit["name"], unit["problem"], unit["solver"], unit["partial"])
-                cause, evidence, why = tight_small_cause(c, tight_small_units(profile).get(setting), profile, why)
+                grids = grid_range_units(profile)
+                convex = None
+                if unit["problem"] == "nonconvex":
+                    twin = cmp.unit_name(unit["name"], "convex", unit["solver"], unit["partial"])
+                    convex = (grids[twin], convex_K.get(unit["name"])) if twin in grids else None
+                cause, evidence, why = grid_cause(c["paper_K"], grids.get(setting), profile, convex)
+                if cause == "open":
+                    cause, evidence, why = tight_small_cause(c, tight_small_units(profile).get(setting), profile, why)
                 if cause == "open" and unit["name"] == "TAMUNA":
                     cause, evidence, why = tamuna_cause(c, setting, tamuna_units(profile), profile, why)
             out[cid] = Outcome(ours=float(c["ours"]), reason=f"{_cell_reason(c)}; {why}", cause=cause,

@@ -19,7 +19,6 @@ middle step) that diverged.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -27,9 +26,8 @@ from unittest import mock
 
 import numpy as np
 
-from fedrepro.chapters.fedplt.comparison.experiments import ComparisonConfig
+from fedrepro.chapters.fedplt.readings.comparison_reading import ComparisonReading
 from fedrepro.core.cache import run_units
-from fedrepro.report.book import check_profile
 
 __all__ = ["READINGS", "UNITS", "TamunaReadingsConfig", "load_tamuna_readings"]
 
@@ -46,21 +44,14 @@ UNITS: tuple[str, ...] = ("s2-convex-gd-full-TAMUNA", "s2-convex-gd-cohort-TAMUN
 
 
 @dataclass(frozen=True)
-class TamunaReadingsConfig(ComparisonConfig):
-    """The TAMUNA units of v2 Tables II and IV under the readings of :data:`READINGS`; the other
-    fields (and their defaults per profile) are those of
-    :class:`~fedrepro.chapters.fedplt.comparison.experiments.ComparisonConfig`, whose random
-    streams it shares."""
+class TamunaReadingsConfig(ComparisonReading):
+    """The TAMUNA units of v2 Tables II and IV under the readings of :data:`READINGS`, on the
+    comparison's fields and random streams (:class:`ComparisonReading`)."""
 
     experiment: ClassVar[str] = "reading-v2-tamuna"
     #: each unit runs up to 5,000 iterations at every grid point (about 3.5 min on one core):
     #: ``make verify`` recomputes one (:data:`fedrepro.core.verify.SPOT_UNITS`)
     verify_units: ClassVar[int | None] = 1
-
-    @classmethod
-    def for_profile(cls, profile: str) -> TamunaReadingsConfig:
-        base = ComparisonConfig.for_profile(check_profile(profile))
-        return cls(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
 
 
 @contextlib.contextmanager

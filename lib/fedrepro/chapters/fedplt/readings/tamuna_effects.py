@@ -38,6 +38,6 @@ def effects_frame(profile: str = "paper") -> pd.DataFrame:
         rows.append({"reading": READINGS[reading][2], "cell": CELLS[setting].removeprefix("fedplt-v2-"),
                      "paper K*": sig3(cell["paper_K"]), "ours, compression off": sig3(cell["K"]),
                      "this reading": sig3(u["mean_K"]) if u["reached"] else "not reached",
-                     "its grid spans": f"{sig3(span[0])} to {sig3(span[1])}" if span else "—",
+                     "K* its tuning reached": f"{sig3(span[0])} to {sig3(span[1])}" if span else "—",
                      "diverged": f"{100 * float(u['diverged_share']):.0f} %"})
     return pd.DataFrame(rows).set_index(["reading", "cell"])

@@ -14,13 +14,12 @@ grid from the tight constant.
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from fedrepro.chapters.fedplt.comparison.experiments import ComparisonConfig
+from fedrepro.chapters.fedplt.readings.comparison_reading import ComparisonReading
 from fedrepro.core.cache import run_units
-from fedrepro.report.book import check_profile, sig3
+from fedrepro.report.book import sig3
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -33,11 +32,9 @@ SETTINGS: tuple[str, ...] = ("convex-gd-full-FedLin", "convex-gd-full-FedPD", "n
 
 
 @dataclass(frozen=True)
-class TightComparisonConfig(ComparisonConfig):
-    """v2 Tables II-IV with the tight smoothness constant, for ``rerun`` (comparison units);
-    the other fields (and their defaults per profile) are those of
-    :class:`~fedrepro.chapters.fedplt.comparison.experiments.ComparisonConfig`, whose random
-    streams it shares."""
+class TightComparisonConfig(ComparisonReading):
+    """v2 Tables II-IV with the tight smoothness constant, for ``rerun`` (comparison units),
+    on the comparison's other fields and random streams (:class:`ComparisonReading`)."""
 
     experiment: ClassVar[str] = "reading-v2-tables-ii-iv-tight"
     rerun: tuple[str, ...] = SETTINGS
@@ -47,11 +44,6 @@ class TightComparisonConfig(ComparisonConfig):
         unknown = [u for u in self.rerun if u not in known]
         if unknown or not self.rerun:
             raise ValueError(f"rerun must name comparison units of this config, got {unknown or self.rerun!r}")
-
-    @classmethod
-    def for_profile(cls, profile: str) -> TightComparisonConfig:
-        base = ComparisonConfig.for_profile(check_profile(profile))
-        return cls(**{f.name: getattr(base, f.name) for f in dataclasses.fields(base)})
 
 
 def _run_unit(config: TightComparisonConfig, unit: str) -> dict[str, Any]:
