@@ -580,6 +580,9 @@ def test_stored_grid_range_supports_the_page():
         units = grid_range.load_grid_range("paper")["units"]
         tuned = cmp.load_comparison("paper")["units"]
         frame = gr.position_frame("paper")
+        fig = gr.figure_positions("paper")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == [
+        f"{table} {algorithm}, {column}" for table, algorithm, column in frame.index]
     for key, u in units.items():
         seen = np.asarray(tuned[key]["tune_mean_K"], dtype=float)
         assert np.array_equal(np.asarray(u["mean_K"])[np.isfinite(seen)], seen[np.isfinite(seen)]), key

@@ -16,9 +16,10 @@ from fedrepro.report.book import sig3
 
 if TYPE_CHECKING:
     import pandas as pd
+    from matplotlib.figure import Figure
 
 __all__ = ["DECODE_RTOL", "full_range", "bracket", "bracket_text", "count_ratios", "position", "position_frame",
-           "curvature_at_solution", "curvature_frame"]
+           "figure_positions", "curvature_at_solution", "curvature_frame"]
 
 #: relative round-off allowed when the paper's ``K*`` (decoded from a printed time) meets a count of ours.
 DECODE_RTOL = 1e-9
@@ -87,18 +88,14 @@ def count_ratios(convex: Mapping[str, Any], nonconvex: Mapping[str, Any]) -> tup
     return float(r.min()), float(r.max()), int(ok.sum())
 
 
-def position_frame(profile: str = "paper") -> pd.DataFrame:
-    """Per cell of v2 Tables II and IV (Table III reuses Table II's counts): the paper's ``K*``
-    (decoded), ours (tuned), the counts the tuning saw (points that reached the tolerance
-    within the tuning's first sufficient cap), the counts of the whole grid, where the paper's
-    count falls among the latter, and the grid points that enclose it."""
-    import pandas as pd
-
+def _cells(profile: str) -> list[tuple[dict[str, Any], dict[str, Any], dict[str, Any]]]:
+    """``(time cell, whole-grid unit, comparison unit)`` of every cell of v2 Tables II and IV
+    with a count on both sides (Table III reuses Table II's counts)."""
     from fedrepro.chapters.fedplt.comparison import experiments as cmp
 
     stored = cmp.load_comparison(profile)["units"]
     units = load_grid_range(profile)["units"]
-    rows = []
+    out = []
     for c in cmp.time_cells(profile).values():
         if c["table"] not in ("fedplt-v2-TII", "fedplt-v2-TIV") or c["paper_K"] is None or c["K"] is None:
             continue
@@ -107,7 +104,19 @@ def position_frame(profile: str = "paper") -> pd.DataFrame:
         else:
             solver, partial = cmp.TABLE_IV_COLUMNS[c["column"]]
             key = cmp.unit_name(c["row"], "convex", solver, partial)
-        u, tuned = units[key], stored[key]
+        out.append((c, units[key], stored[key]))
+    return out
+
+
+def position_frame(profile: str = "paper") -> pd.DataFrame:
+    """Per cell of v2 Tables II and IV (Table III reuses Table II's counts): the paper's ``K*``
+    (decoded), ours (tuned), the counts the tuning saw (points that reached the tolerance
+    within the tuning's first sufficient cap), the counts of the whole grid, where the paper's
+    count falls among the latter, and the grid points that enclose it."""
+    import pandas as pd
+
+    rows = []
+    for c, u, tuned in _cells(profile):
         seen = np.asarray(tuned["tune_mean_K"], dtype=np.float64)
         seen = seen[np.isfinite(seen)]
         span = full_range(u)
@@ -120,6 +129,37 @@ def position_frame(profile: str = "paper") -> pd.DataFrame:
                      "paper's count": where,
                      "grid points around it": bracket_text(u, float(c["paper_K"])) if span else "—"})
     return pd.DataFrame(rows).set_index(["table", "algorithm", "column"])
+
+
+def figure_positions(profile: str = "paper") -> Figure:
+    """One row per cell of v2 Tables II and IV: the count of every point of its grid (grey
+    ticks; log scale), the tuning's first cap (dotted), our tuned ``K*`` and the paper's."""
+    import matplotlib.pyplot as plt
+
+    cells = _cells(profile)
+    fig, ax = plt.subplots(figsize=(8, 0.32 * len(cells) + 1.2))
+    for y, (c, u, tuned) in enumerate(cells):
+        k = _counts(u)
+        k = k[np.isfinite(k)]
+        ax.plot(k, np.full(k.size, y), "|", color="0.6", ms=7)
+        ax.plot([float(tuned["tune_cap"])], [y], ":", marker="|", color="0.3", ms=9)
+        ax.plot([float(c["K"])], [y], "o", color="C0", ms=5)
+        ax.plot([float(c["paper_K"])], [y], "x", color="C3", ms=7, mew=2)
+    ax.set_yticks(range(len(cells)))
+    ax.set_yticklabels([f"{c['table'].removeprefix('fedplt-v2-T')} {c['row']}, {c['column']}" for c, _, _ in cells],
+                       fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xscale("log")
+    ax.set_xlabel("iterations to the accuracy, $K^\\star$")
+    ax.legend([plt.Line2D([], [], marker="|", ls="none", color="0.6", ms=7),
+               plt.Line2D([], [], marker="|", ls="none", color="0.3", ms=9),
+               plt.Line2D([], [], marker="o", ls="none", color="C0", ms=5),
+               plt.Line2D([], [], marker="x", ls="none", color="C3", ms=7, mew=2)],
+              ["a point of our grid", "the tuning's first cap", "ours (tuned)", "paper"], fontsize=7,
+              loc="lower right")
+    ax.grid(axis="x", which="major", alpha=0.3)
+    fig.tight_layout()
+    return fig
 
 
 def curvature_at_solution(profile: str = "paper") -> dict[str, dict[str, float]]:
