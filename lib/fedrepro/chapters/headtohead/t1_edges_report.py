@@ -18,16 +18,22 @@ import numpy as np
 from fedrepro.chapters.headtohead import t1, t1_edges
 from fedrepro.core.cache import load_if_computed
 
-__all__ = ["stored", "verdicts", "edges_frame", "edge_columns", "rankings", "summary", "mean_sd", "pm", "eps_text"]
+__all__ = ["stored", "with_t1", "verdicts", "edges_frame", "edge_columns", "rankings", "summary", "mean_sd", "pm", "eps_text"]
+
+
+def with_t1(key: str, config: Any, profile: str) -> dict[str, Any] | None:
+    """``{key: the units of config's result, "t1": T1's result}`` when both are stored and
+    fresh, else ``None`` (the loader of the reports built on T1)."""
+    extra = load_if_computed(config)
+    base = load_if_computed(t1.T1Config.for_profile(profile))
+    if extra is None or base is None:
+        return None
+    return {key: extra.result["units"], "t1": base.result}
 
 
 def stored(profile: str = "paper") -> dict[str, Any] | None:
-    """``(probe units, T1 result)`` when both are stored and fresh, else ``None``."""
-    edges = load_if_computed(t1_edges.T1EdgesConfig(profile=profile))
-    base = load_if_computed(t1.T1Config.for_profile(profile))
-    if edges is None or base is None:
-        return None
-    return {"edges": edges.result["units"], "t1": base.result}
+    """``{"edges": probe units, "t1": T1 result}`` when both are stored and fresh, else ``None``."""
+    return with_t1("edges", t1_edges.T1EdgesConfig(profile=profile), profile)
 
 
 def _edges_of(grid_config: dict[str, Any], candidates: list[dict[str, Any]]) -> list[str]:

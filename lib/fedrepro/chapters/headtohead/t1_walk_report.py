@@ -14,19 +14,14 @@ from collections import Counter
 from typing import Any
 
 from fedrepro.chapters.headtohead import t1, t1_walk
-from fedrepro.chapters.headtohead.t1_edges_report import _score, _text, eps_text, mean_sd, pm
-from fedrepro.core.cache import load_if_computed
+from fedrepro.chapters.headtohead.t1_edges_report import _score, _text, eps_text, mean_sd, pm, with_t1
 
 __all__ = ["stored", "verdicts", "walk_frame", "rankings", "summary"]
 
 
 def stored(profile: str = "paper") -> dict[str, Any] | None:
     """``{"walk": units, "t1": T1 result}`` when both are stored and fresh, else ``None``."""
-    walk = load_if_computed(t1_walk.T1WalkConfig(profile=profile))
-    base = load_if_computed(t1.T1Config.for_profile(profile))
-    if walk is None or base is None:
-        return None
-    return {"walk": walk.result["units"], "t1": base.result}
+    return with_t1("walk", t1_walk.T1WalkConfig(profile=profile), profile)
 
 
 def verdicts(data: dict[str, Any]) -> list[dict[str, Any]]:
