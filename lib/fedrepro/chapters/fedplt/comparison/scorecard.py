@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fedrepro.chapters.fedplt.readings.grid_range_report import position
 from fedrepro.report.book import sig3
 from fedrepro.report.scorecard import Outcome
 
@@ -321,10 +322,6 @@ def _stored_unit(c: Mapping[str, Any], res: Mapping[str, Any], large: Mapping[st
     return large.get(row)
 
 
-#: relative round-off allowed when the paper's K* (decoded from a printed time) meets an end of our range.
-_DECODE_RTOL = 1e-9
-
-
 def tuning_cause(paper_K: float | None, grid: tuple[float, float, int] | None, evidence: str) -> tuple[str, str, str]:
     """(cause, evidence, sentence) of a time cell that misses: the paper's K* inside the range
     of K* our whole tuning grid produces is a tuning difference (``tuning-range``); outside it
@@ -337,9 +334,9 @@ def tuning_cause(paper_K: float | None, grid: tuple[float, float, int] | None, e
              f"({sig3(lo)} to {sig3(hi)})")
     # the paper's K* is decoded from a printed time (time / cost of one iteration): the division
     # leaves round-off (47.00000000000001 for 23970 / 510), which must not move it out of the range
-    if lo * (1 - _DECODE_RTOL) <= paper_K <= hi * (1 + _DECODE_RTOL):
+    side = position(float(paper_K), grid)
+    if side == "within":
         return "tuning-range", evidence, where.format("within") + ": some parameters of our grid give it"
-    side = "above" if paper_K > hi else "below"
     return "open", "", (where.format(side) + ": no parameters of our grid give it, so the implementations or "
                         "the problems differ (not found yet how)")
 
@@ -364,7 +361,7 @@ def grid_cause(paper_K: float | None, unit: Mapping[str, Any] | None, profile: s
     ``K*``) adds how much slower our nonconvex problem is than the convex one at equal grid
     points, against the paper's ratio."""
     from fedrepro.chapters.fedplt.readings.grid_range import GridRangeConfig
-    from fedrepro.chapters.fedplt.readings.grid_range_report import bracket_text, count_ratios, full_range, position
+    from fedrepro.chapters.fedplt.readings.grid_range_report import bracket_text, count_ratios, full_range
 
     span = None if unit is None else full_range(unit)
     if paper_K is None or span is None:
@@ -413,7 +410,7 @@ def tight_cause(cell: Mapping[str, Any], unit: Mapping[str, Any] | None, profile
             f"paper {sig3(paper)})" + (f" and the {span[2]} points its search evaluated span K* {sig3(span[0])} "
                                        f"to {sig3(span[1])}" if span else ""))
     evidence = f"fedplt/{TightLargeConfig.for_profile(profile).result_name()}.json"
-    if span and span[0] * (1 - _DECODE_RTOL) <= paper <= span[1] * (1 + _DECODE_RTOL):
+    if span and position(paper, span) == "within":
         return "unstated-setting", evidence, f"{what}: a step of that search gives the paper's count"
     if abs(mine - paper) <= 0.5 * abs(loose - paper):
         return "unstated-setting", evidence, f"{what}: {sig3(1 - abs(mine - paper) / abs(loose - paper))} of the gap closed"
@@ -513,7 +510,7 @@ def tamuna_cause(cell: Mapping[str, Any], setting: str, units: Mapping[str, Any]
         said.append(f"TAMUNA with {what}: tuned K* {sig3(mine)}"
                     + (f", the points its tuning reached span K* {sig3(span[0])} to {sig3(span[1])}" if span
                                     else ""))
-        inside = span is not None and span[0] * (1 - _DECODE_RTOL) <= paper <= span[1] * (1 + _DECODE_RTOL)
+        inside = span is not None and position(paper, span) == "within"
         if found is None and (inside or abs(mine - paper) <= 0.5 * abs(ours - paper)):
             found = reading
     what = "; ".join(said)

@@ -37,9 +37,10 @@ def full_range(unit: Mapping[str, Any]) -> tuple[float, float, int, int] | None:
     return (float(finite.min()), float(finite.max()), int(finite.size), int(k.size)) if finite.size else None
 
 
-def position(paper_K: float, span: tuple[float, float, int, int]) -> str:
-    """``"below"``, ``"within"`` or ``"above"`` the range ``span`` (:func:`full_range`), with
-    the round-off of a decoded count allowed at both ends."""
+def position(paper_K: float, span: tuple[float, ...]) -> str:
+    """``"below"``, ``"within"`` or ``"above"`` the range ``span`` (smallest and largest count
+    first, as :func:`full_range` gives them), with the round-off of a decoded count allowed at
+    both ends."""
     lo, hi = span[0], span[1]
     if paper_K < lo * (1 - DECODE_RTOL):
         return "below"
