@@ -334,7 +334,10 @@ def test_scorecard_outcomes_cover_every_assigned_item():
     from fedrepro.report.scorecard import build
 
     items = {it.id: it for it in build(out)}
-    assert all(items[k].status in ("match", "miss") for k in out)
+    viii = {c.id for c in load_table("fedplt-v2-TVIII")}
+    assert all(items[k].status in ("match", "miss") for k in out if k not in viii)
+    # Table VIII contradicts the paper's Tables II, III and IX: an erratum of the paper, not a miss
+    assert all(items[k].status == "erratum" and items[k].evidence for k in viii)
 
 
 @pytest.mark.parametrize("K_prox, plateau, cause", [

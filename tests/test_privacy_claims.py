@@ -37,7 +37,7 @@ def test_claim_statuses(claim_items):
         "dpfedpaq-main-C07": "erratum",
         "dpfedpaq-main-C33": "match",
         "alidpfl-main-C11": "erratum",
-        "alidpfl-main-C18": "miss",
+        "alidpfl-main-C18": "erratum",
     }
     assert {k: it.status for k, it in claim_items.items()} == expected
     assert all(it.kind == "claim" and it.reason for it in claim_items.values())

@@ -23,7 +23,7 @@ def test_provider_statuses():
     assert len(items) == 10
     last = items.pop("alidpfl-main-Teps-iterations-eps-3p75")
     assert all(it.status == "match" for it in items.values()), {k: it.status for k, it in items.items()}
-    assert last.status == "miss" and last.ours == 1538
+    assert last.status == "erratum" and last.ours == 1538 and last.evidence.startswith("privacy/")
     assert "1538" in last.reason and "1585" in last.reason
 
 
@@ -59,6 +59,6 @@ def test_a_count_that_overspends_its_budget_is_an_erratum_of_the_paper():
 
     cfg = experiments.IterationCountsConfig(profile="paper")
     cause, evidence = overspending_cause(3.75 + 2 * cfg.tolerance, 3.75, cfg)
-    assert cause == "paper-erratum" and evidence == f"privacy/{cfg.result_name()}.json"
+    assert cause == scorecard.ERRATUM_CAUSE and evidence == f"privacy/{cfg.result_name()}.json"
     # within the search's tolerance the count may come from another search: not an error
     assert overspending_cause(3.75 + 0.5 * cfg.tolerance, 3.75, cfg) == (None, "")

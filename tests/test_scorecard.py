@@ -179,3 +179,62 @@ def test_no_reason_is_cut_short_or_contradicts_its_status():
             assert not re.search(r"ours/paper = |not holding", reason), f"{it.id}: a match that reads as a miss"
         if it.status == "miss":
             assert not re.match(r"within (rel|abs) ", reason), f"{it.id}: a miss that reads as a match"
+
+
+def test_a_value_the_library_shows_wrong_is_an_erratum_not_a_miss():
+    base = dict(kind="check", paper="fedplt", ref="x", reason="r", ours=1)
+    built = {it.id: it for it in scorecard.build({
+        "t-1": Outcome(**base, status="miss", cause=scorecard.ERRATUM_CAUSE, evidence="privacy/counts.json"),
+        "t-2": Outcome(**base, status="miss", cause="paper-misprint", evidence="alidpfl/tables.json")})}
+    assert (built["t-1"].status, built["t-1"].cause, built["t-1"].evidence) == ("erratum", "", "privacy/counts.json")
+    assert (built["t-2"].status, built["t-2"].cause) == ("miss", "paper-misprint")  # likely, not proven: a miss
+    with pytest.raises(ValueError, match="needs its evidence"):
+        scorecard.build({"t-1": Outcome(**base, status="miss", cause=scorecard.ERRATUM_CAUSE)})
+    with pytest.raises(ValueError, match="but is a match"):
+        scorecard.build({"t-1": Outcome(**base, status="match", cause=scorecard.ERRATUM_CAUSE, evidence="a/b.json")})
+    assert scorecard.ERRATUM_CAUSE not in scorecard.CAUSES
+    assert scorecard.evidence_problems([built["t-1"]], REPO / "data" / "results") == [
+        "t-1: evidence privacy/counts.json is not in the store"]
+
+
+def _errata_statuses(text: str) -> dict[str, str]:
+    """``{item id: status}`` as the errata page's "Status" fields state them: in each clause
+    (split at ';' and ', and'), the ids before the first ':' take the status word after it; an id
+    written ``-suffix`` continues the previous id's prefix."""
+    import re
+
+    fields = re.findall(r"^Status\n: (.*?)(?:\n\n|\Z)", text, flags=re.S | re.M)
+    out: dict[str, str] = {}
+    for field in fields:
+        for clause in re.split(r";|, and ", " ".join(field.split())):
+            head, colon, tail = clause.partition(":")
+            word = re.match(r"\s*(match|miss|erratum|not-run)\b", tail) if colon else None
+            if not word:
+                continue
+            previous = ""
+            for name in re.findall(r"`([^`]+)`", head):
+                if name.startswith("-") and previous:
+                    name = previous.rsplit("-", 1)[0] + name
+                out[name] = word.group(1)
+                previous = name
+    return out
+
+
+def test_the_errata_page_states_each_items_status_as_scored():
+    """Every status the errata page gives an item is the item's status in the scorecard, and
+    every value of a paper that a library check shows wrong is scored ``erratum``, not ``miss``."""
+    items = {it.id: it for it in scorecard.load(REPO / "data" / "results" / "scorecard.json")}
+    stated = _errata_statuses((REPO / "book" / "errata.md").read_text(encoding="utf-8"))
+    assert len(stated) >= 30
+    assert {k: v for k, v in stated.items() if k not in items} == {}
+    assert {k: (v, items[k].status) for k, v in stated.items() if items[k].status != v} == {}
+    assert [it.id for it in items.values() if it.status == "miss" and it.cause == scorecard.ERRATUM_CAUSE] == []
+    for key in ("fedplt-v2-TVIII-comp-time-rho-1", "alidpfl-main-Teps-iterations-eps-3p75", "alidpfl-main-C18"):
+        assert items[key].status == "erratum" and items[key].evidence, key
+
+
+def test_errata_statuses_are_read_clause_by_clause():
+    text = ("Status\n: `a-b-c`, `a-b-d`: erratum (and `x-y`, above); `a-b-e`\n  (released): match.\n\n"
+            "Status\n: `p-q-lemma1`, `-lemma3`: match, and `p-q-C18`: miss. Why.\n\nStatus\n: pinned by test.\n")
+    assert _errata_statuses(text) == {"a-b-c": "erratum", "a-b-d": "erratum", "a-b-e": "match",
+                                      "p-q-lemma1": "match", "p-q-lemma3": "match", "p-q-C18": "miss"}

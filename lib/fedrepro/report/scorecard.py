@@ -9,7 +9,8 @@ Statuses
 ``miss``
     it is not; the reason gives the ratio ours/paper (or why the claim fails).
 ``erratum``
-    the paper's statement is shown wrong by a check of the library (see the errata page).
+    the paper's statement, or one of its values, is shown wrong by a check of the library:
+    false, or inconsistent with the paper's own recipe or other tables (see the errata page).
 ``not-run``
     not reproduced, with the reason (not implemented yet, data unavailable...).
 
@@ -18,6 +19,10 @@ Causes
 Every ``miss`` carries a ``cause`` from :data:`CAUSES` and, unless the cause is ``open``, the
 ``evidence``: the stored results (``<part>/<name>.json``, comma-separated) whose computation
 demonstrates it. ``open`` means not understood yet; its reason says what was tried.
+
+A provider that shows a value of the paper to be wrong (inconsistent with the paper's own
+recipe or with its other tables) reports it with ``cause=ERRATUM_CAUSE`` and its evidence:
+the item is then an ``erratum``, not a miss, and keeps the evidence (:func:`build`).
 
 Items come from ``data/paper`` (:mod:`fedrepro.report.paper`); our values come from the
 *providers*: functions named in :data:`PROVIDERS` that read the results store and return
@@ -44,6 +49,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CAUSES",
+    "ERRATUM_CAUSE",
     "KINDS",
     "PROVIDERS",
     "STATUSES",
@@ -52,6 +58,7 @@ __all__ = [
     "build",
     "by_ref_frame",
     "causes_frame",
+    "causes_legend_frame",
     "evidence_problems",
     "collect_outcomes",
     "compare",
@@ -69,7 +76,8 @@ KINDS: tuple[str, ...] = ("table-cell", "figure", "claim", "check")
 
 #: Why a reproduction misses the paper (the ``cause`` of a ``miss``).
 CAUSES: dict[str, str] = {
-    "paper-erratum": "the paper's number or statement is wrong (a check of the library shows it)",
+    "paper-misprint": "the paper's number is most likely a misprint: it breaks a pattern that the paper's own "
+                      "neighbouring numbers and ours follow (not proven; a proven error is an erratum)",
     "unstated-setting": "the paper leaves a setting open or states one it cannot have used; a reading "
                         "study of ours moves the number",
     "tuning-range": "the paper's tuning differs from ours (parameters of our grid other than those our tuning picks give its value)",
@@ -77,6 +85,10 @@ CAUSES: dict[str, str] = {
     "model-or-data-differs": "our model or data differ from the paper's (shown by a run on both)",
     "open": "not understood yet: the reason says what was tried",
 }
+
+#: The cause with which a provider reports a value of the paper that a check of the library shows
+#: wrong: :func:`build` scores the item ``erratum`` (with its evidence), never ``miss``.
+ERRATUM_CAUSE = "paper-erratum"
 
 #: ``"module:function"`` of every provider of outcomes; each part adds its own.
 PROVIDERS: tuple[str, ...] = (
@@ -260,6 +272,12 @@ def _resolve(raw: Mapping[str, Any], out: Outcome | None) -> Item:
     if status in ("miss", "erratum", "not-run") and not reason:
         raise ValueError(f"a {status} for {raw['id']} needs a reason")
     cause, evidence = "", ""
+    if out.cause == ERRATUM_CAUSE:
+        if status not in ("miss", "erratum"):
+            raise ValueError(f"{raw['id']} is reported as an error of the paper ({ERRATUM_CAUSE}) but is a {status}")
+        if not out.evidence:
+            raise ValueError(f"the error of the paper in {raw['id']} needs its evidence (the stored results)")
+        return Item(**base, ours=_plain(out.ours), status="erratum", reason=reason, cause="", evidence=out.evidence)
     if status == "miss":
         cause = out.cause or "open"
         if cause not in CAUSES:
@@ -377,6 +395,13 @@ def summary_frame(items: Iterable[Item]) -> pd.DataFrame:
     return frame
 
 
+def causes_legend_frame() -> pd.DataFrame:
+    """The causes of a miss (:data:`CAUSES`) and what each means, for the report page."""
+    import pandas as pd
+
+    return pd.DataFrame({"meaning": list(CAUSES.values())}, index=pd.Index(list(CAUSES), name="cause"))
+
+
 def causes_frame(items: Iterable[Item]) -> pd.DataFrame:
     """Misses per paper (rows, display names) and cause (columns, :data:`CAUSES` order), with
     a total row."""
@@ -396,11 +421,14 @@ def causes_frame(items: Iterable[Item]) -> pd.DataFrame:
 
 
 def evidence_problems(items: Iterable[Item], root: Path | None = None) -> list[str]:
-    """Each miss whose cause lacks evidence, or whose evidence names a result that is not in
-    the store at ``root`` (default: the results root)."""
+    """Each miss whose cause lacks evidence, or whose evidence (or an erratum's) names a
+    result that is not in the store at ``root`` (default: the results root)."""
     root = Path(root) if root else results_root()
     problems = []
     for it in items:
+        if it.status == "erratum":
+            problems += [f"{it.id}: evidence {n} is not in the store"
+                         for n in (m.strip() for m in it.evidence.split(",")) if n and not (root / n).is_file()]
         if it.status != "miss":
             continue
         if it.cause not in CAUSES:

@@ -156,7 +156,7 @@ def tables_outcomes(result: dict[str, Any], profile: str = "paper",
                 why, evidence, sentence = cause or ("open", "", "")
                 key = (tables.cell_key(name, condition, eps), cell.row)
                 if key in suspects:
-                    why, sentence = "paper-erratum", suspects[key]
+                    why, sentence = "paper-misprint", suspects[key]
                     evidence = evidence or f"alidpfl/{experiments.TablesConfig(profile=profile).result_name()}.json"
                 out[cell.id] = Outcome(ours=round(float(row[cell.row]), 2), cause=why, evidence=evidence,
                                        reason=sentence)

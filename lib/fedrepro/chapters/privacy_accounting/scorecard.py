@@ -20,7 +20,7 @@ from fedrepro.dpfedpaq import amplification
 from fedrepro.privacy import budget
 from fedrepro.report import paper as paper_data
 from fedrepro.report.book import roundoff
-from fedrepro.report.scorecard import Outcome
+from fedrepro.report.scorecard import ERRATUM_CAUSE, Outcome
 
 __all__ = ["CLAIMS", "TABLE", "claim_outcomes", "outcomes", "table_outcomes"]
 
@@ -89,9 +89,10 @@ def overspending_cause(spent: float, budget_eps: float,
                        cfg: experiments.IterationCountsConfig) -> tuple[str | None, str]:
     """(cause, evidence) of a count of the paper that differs from its own recipe's: a count
     that spends more than its budget plus the search's tolerance is an error of the paper
-    (``paper-erratum``, shown by the stored counts); otherwise the cause is not known."""
+    (:data:`fedrepro.report.scorecard.ERRATUM_CAUSE`, shown by the stored counts: the item is
+    scored ``erratum``); otherwise the cause is not known."""
     if spent > budget_eps + cfg.tolerance:
-        return "paper-erratum", f"privacy/{cfg.result_name()}.json"
+        return ERRATUM_CAUSE, f"privacy/{cfg.result_name()}.json"
     return None, ""
 
 

@@ -593,6 +593,13 @@ def cell_outcomes(profile: str = "paper") -> dict[str, Outcome]:
                 solver, partial = cmp.V1_COLUMNS[c["column"]]
                 unit = v1_units.get(f"{solver}-{'cohort' if partial else 'full'}-{c['name']}")
                 cause, evidence, why = rate_range_cause(c["paper"], unit, v1_evidence, cause, why)
+            if (c["name"], cmp.V1_COLUMNS[c["column"]]) == ("Fed-PLT", ("gd", False)):
+                from fedrepro.chapters.fedplt.participation_privacy.scorecard import (
+                    full_rate_measures,
+                    full_rate_sentence,
+                )
+
+                why = "; ".join(x for x in (why, full_rate_sentence(full_rate_measures(profile), "II")) if x)
             out[cid] = Outcome(ours=float(c["ours"]), cause=cause or None, evidence=evidence,
                                reason=f"median of per-trial fits {sig3(c['median'])}; "
                                       + ("tuned " + ", ".join(f"{k}={sig3(v)}" for k, v in c["params"].items())

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "STALL_REL", "claim_c10", "claim_c11", "claim_c22", "claim_c25", "claim_c26", "claim_increasing",
+    "STALL_REL", "full_rate_measures", "full_rate_sentence", "claim_c10", "claim_c11", "claim_c22", "claim_c25", "claim_c26", "claim_increasing",
     "claim_stall", "claim_v1_c10", "outcomes", "verdict_frame", "verdict_lines",
 ]
 
@@ -157,6 +157,40 @@ def _table_vi(cohorts: dict[str, Any]) -> dict[str, Outcome]:
     return _cells("fedplt-v2-TVI", ours, why, ctx)
 
 
+def full_rate_measures(profile: str = "paper") -> dict[str, float]:
+    """The two stored rates of v1's one full-participation setting (Fed-PLT, GD, ``N_e = 10``,
+    all agents active): v1 Table III's (``states``, the fit of ``||x_k - 1 x*||``, the error of
+    every agent's state) and v1 Table II's (``model_point``, the fit of ``||xbar_k - x*||``, the
+    error of the agents' mean), with the ``rho`` each tuned. The run is deterministic, so with
+    equal ``rho`` the two are two error measures of one run
+    (``tests/test_fedplt_participation_privacy.py`` recomputes both from one run)."""
+    from fedrepro.chapters.fedplt.comparison import experiments as cmp
+    from fedrepro.chapters.fedplt.participation_privacy import participation
+
+    rates = participation.load_v1_rates(profile)
+    unit = cmp.load_v1_rates(profile)["units"]["gd-full-Fed-PLT"]
+    full = np.flatnonzero(np.asarray(rates["agents"]) == int(rates["N"]))
+    return {"states": float(np.asarray(rates["rate"])[full[0]]), "rho_states": float(rates["rho"]),
+            "model_point": float(unit["rate"]), "rho_model_point": float(unit["best_params"]["rho"])}
+
+
+def full_rate_sentence(m: dict[str, float], table: str) -> str:
+    """Why v1 Tables II and III give two rates to the one full-participation setting, from the
+    view of ``table`` ("II" or "III")."""
+    if table not in ("II", "III"):
+        raise ValueError(f"table must be 'II' or 'III', got {table!r}")
+    own, other = ("rho_states", "rho_model_point") if table == "III" else ("rho_model_point", "rho_states")
+    run = ("the same run" if math.isclose(m[own], m[other], rel_tol=1e-9)
+           else f"the run at rho = {sig3(m[other])} (Table {table}'s: rho = {sig3(m[own])})")
+    if table == "III":
+        return (f"at c = N this fits the error of every agent's state, ||x_k - 1 x*||; v1 Table II fits the error "
+                f"of the agents' mean, ||xbar_k - x*||, of {run}: {sig3(m['model_point'])} (the paper gives both "
+                f"cells one value)")
+    return (f"this fits the error of the agents' mean, ||xbar_k - x*||; v1 Table III's c = N cell fits the error of "
+            f"every agent's state, ||x_k - 1 x*||, of {run}: {sig3(m['states'])} (the paper gives both cells one "
+            f"value)")
+
+
 def _table_iii(rates: dict[str, Any], profile: str = "paper") -> dict[str, Outcome]:
     from fedrepro.chapters.fedplt.participation_privacy.participation import mean_contraction
 
@@ -174,6 +208,10 @@ def _table_iii(rates: dict[str, Any], profile: str = "paper") -> dict[str, Outco
     ctx = (f"fit (spec 9.7) of the mean over {int(rates['trials'])} runs of log ||x_k - 1 x*||, rho = "
            f"{sig3(rates['rho'])} (best full-participation rate)")
     out = _cells("fedplt-v1-TIII", ours, why, ctx)
+    full_id = next(c.id for c in load_table("fedplt-v1-TIII") if int(c.row) == N)
+    if full_id in out:
+        o = out[full_id]
+        out[full_id] = Outcome(ours=o.ours, reason=f"{o.reason}; {full_rate_sentence(full_rate_measures(profile), 'III')}")
     for cid, (cause, evidence, sentence) in table_causes("fedplt-v1-TIII", profile).items():
         o = out[cid]
         out[cid] = Outcome(ours=o.ours, reason=f"{o.reason}; {sentence}", cause=cause, evidence=evidence)

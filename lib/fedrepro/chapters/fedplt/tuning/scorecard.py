@@ -20,7 +20,7 @@ import numpy as np
 
 from fedrepro.chapters.fedplt.tuning import sweeps
 from fedrepro.report.book import roundoff, sig3
-from fedrepro.report.scorecard import Outcome
+from fedrepro.report.scorecard import ERRATUM_CAUSE, Outcome
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -325,7 +325,7 @@ def _cell_outcomes(v2: Mapping[str, Any]) -> dict[str, Outcome]:
         i = int(np.argmin(np.abs(np.log(dense / rho))))
         # K* times the cost: a multiple of 0.1 computed in floats, rounded off the float error
         ours = round(float(sweeps.time_of(Kd[i], int(v2["dense_Ne"]), 10.0, v2["tG"], v2["N"])), 6)
-        out[cell.id] = Outcome(ours=ours, cause="paper-erratum", evidence=evidence, reason=(
+        out[cell.id] = Outcome(ours=ours, cause=ERRATUM_CAUSE, evidence=evidence, reason=(
             f"ours K*={int(Kd[i])} vs paper {sig3(float(viii.loc[cell.id, 'K*']))} (decoded); the paper's Table VIII "
             f"contradicts its Tables II, III and IX: its best rho (={sig3(cons['best_rho'])}) needs "
             f"K*={sig3(cons['K_viii_best'])}, {sig3(cons['ratio'])} times the K*={sig3(min(cons['K_tuned_values']))} "
