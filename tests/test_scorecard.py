@@ -238,3 +238,10 @@ def test_errata_statuses_are_read_clause_by_clause():
             "Status\n: `p-q-lemma1`, `-lemma3`: match, and `p-q-C18`: miss. Why.\n\nStatus\n: pinned by test.\n")
     assert _errata_statuses(text) == {"a-b-c": "erratum", "a-b-d": "erratum", "a-b-e": "match",
                                       "p-q-lemma1": "match", "p-q-lemma3": "match", "p-q-C18": "miss"}
+
+
+def test_every_open_miss_says_what_was_tried():
+    """``open`` is allowed only with a sentence saying what was tried (the scorecard's rule)."""
+    items = scorecard.load(REPO / "data" / "results" / "scorecard.json")
+    opens = [it for it in items if it.status == "miss" and it.cause == "open"]
+    assert opens and [it.id for it in opens if "tried" not in it.reason] == []
