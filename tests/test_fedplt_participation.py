@@ -281,3 +281,14 @@ def test_full_rate_sentence_names_the_other_table_and_the_run():
     assert "of the run at rho = 1 (Table III's: rho = 1.5): 0.264" in card.full_rate_sentence(other, "III")
     with pytest.raises(ValueError, match="II"):
         card.full_rate_sentence(m, "IV")
+
+
+@pytest.mark.stored
+def test_v1_rate_facts_are_the_stored_numbers_the_text_quotes():
+    with read_only():
+        f = card.v1_rate_facts("paper")
+        fit = pp.formula_fit("paper")
+        r = pp.load_v1_rates("paper")
+    assert f["rho_near_03"] == 0.3 and f["rate_rho03"] == r["tuning_rates"][list(r["tuning_rhos"]).index(0.3)]
+    assert f["states"] == pytest.approx(float(r["rate"][-1])) and f["fit_paper_mean"] == fit["paper_mean"]
+    assert f["fit_paper_mean"] < f["fit_paper_sigma"]  # the text: the paper follows 1 - p(1 - r) more closely

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 __all__ = [
-    "STALL_REL", "full_rate_measures", "full_rate_sentence", "claim_c10", "claim_c11", "claim_c22", "claim_c25", "claim_c26", "claim_increasing",
+    "STALL_REL", "full_rate_measures", "full_rate_sentence", "v1_rate_facts", "claim_c10", "claim_c11", "claim_c22", "claim_c25", "claim_c26", "claim_increasing",
     "claim_stall", "claim_v1_c10", "outcomes", "verdict_frame", "verdict_lines",
 ]
 
@@ -172,6 +172,21 @@ def full_rate_measures(profile: str = "paper") -> dict[str, float]:
     full = np.flatnonzero(np.asarray(rates["agents"]) == int(rates["N"]))
     return {"states": float(np.asarray(rates["rate"])[full[0]]), "rho_states": float(rates["rho"]),
             "model_point": float(unit["rate"]), "rho_model_point": float(unit["best_params"]["rho"])}
+
+
+def v1_rate_facts(profile: str = "paper") -> dict[str, float]:
+    """The numbers the chapter's v1 Table III text quotes: :func:`full_rate_measures`, our
+    full-participation rate at the tuning grid's ``rho`` nearest 0.3 (v1 Fig. 2's best,
+    ``rate_rho03``) and the largest deviations of the paper's and our rates from the two
+    participation formulas (:func:`~fedrepro.chapters.fedplt.participation_privacy.participation.formula_fit`)."""
+    from fedrepro.chapters.fedplt.participation_privacy import participation
+
+    rates = participation.load_v1_rates(profile)
+    rhos = np.asarray(rates["tuning_rhos"], dtype=float)
+    near = int(np.argmin(np.abs(np.log(rhos / 0.3))))
+    return {**full_rate_measures(profile), "rho_near_03": float(rhos[near]),
+            "rate_rho03": float(np.asarray(rates["tuning_rates"])[near]),
+            **{f"fit_{k}": float(v) for k, v in participation.formula_fit(profile).items()}}
 
 
 def full_rate_sentence(m: dict[str, float], table: str) -> str:
