@@ -163,7 +163,7 @@ def full_rate_measures(profile: str = "paper") -> dict[str, float]:
     every agent's state) and v1 Table II's (``model_point``, the fit of ``||xbar_k - x*||``, the
     error of the agents' mean), with the ``rho`` each tuned. The run is deterministic, so with
     equal ``rho`` the two are two error measures of one run
-    (``tests/test_fedplt_participation_privacy.py`` recomputes both from one run)."""
+    (``tests/test_fedplt_participation.py`` recomputes both from one run)."""
     from fedrepro.chapters.fedplt.comparison import experiments as cmp
     from fedrepro.chapters.fedplt.participation_privacy import participation
 
