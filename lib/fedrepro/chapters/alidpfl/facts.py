@@ -1,0 +1,231 @@
+"""The numbers that the prose of the three ALI-DPFL chapters ("which setting reproduces the
+paper's level?", "Tables II–IV and Figs. 1 and 6", "the theory, checked") quotes, computed from
+the stored results or by cheap calls of the accountant, so that the pages glue them instead of
+typing them.
+
+Each function reads the stored results of :mod:`fedrepro.chapters.alidpfl.settings`,
+:mod:`fedrepro.chapters.alidpfl.experiments` (through :mod:`fedrepro.chapters.alidpfl.tables`)
+and :mod:`fedrepro.chapters.alidpfl.theory` (this module is imported by none of them, so it lies
+outside their results' code) or calls the RDP accountant of :mod:`fedrepro.privacy.budget`, and
+returns a dict of floats. :func:`glued` formats them per page; ``tests/test_alidpfl_facts.py``
+pins them against the tables the pages show and against independent recomputations. The
+paper's values that the text quotes verbatim (R_c = 79 at ε = 1.55, Table II's 80 %, Table IV's
+71.13) and the protocol's settings (q, C, σ, η, the divisor 64) stay in the text; values
+*derived* from them (iteration counts, ε spent, ratios) are computed here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "tau1_growth_facts", "experiments_facts",
+           "theory_facts", "span"]
+
+#: The pages whose prose :func:`glued` serves (the notebook's name under ``book/alidpfl/``).
+PAGES: tuple[str, ...] = ("settings", "experiments", "theory")
+
+#: δ of every ALI-DPFL budget (the paper's, §VI-A).
+_DELTA = 1e-5
+#: σ of every ALI-DPFL run (the paper's noise multiplier).
+_SIGMA = 1.1
+#: ε of the smallest R_c of the paper (Table II), the budget of the settings chapter.
+_EPS_79 = 1.55
+
+
+def span(lo: float, hi: float, fmt: str) -> str:
+    """``"lo to hi"`` formatted with ``fmt`` (one value when both format alike)."""
+    a, b = format(lo, fmt), format(hi, fmt)
+    return a if a == b else f"{a} to {b}"
+
+
+def _code_reading() -> tuple[float, float]:
+    """(q, divisor) of the public code's reading (``code-q-divisor`` of the settings chapter)."""
+    from fedrepro.chapters.alidpfl import settings
+
+    plan = settings.READINGS["code-q-divisor"][2]
+    return float(plan["q"]), float(plan["divisor"])
+
+
+def accounting_facts() -> dict[str, float]:
+    """The RDP accountant's numbers of the settings chapter (σ = 1.1, δ = 1e-5): R_c at
+    ε = 1.55 under the basic conversion (the paper's 79, Table II) and the improved one (the
+    public code's), the improved/basic ratio of R_c over the budgets of the iterations table
+    (smallest and largest), the ε that R_c steps spend at the public code's q = 0.05 under each
+    conversion, and the DP-SGD steps of one "iteration" read as a local epoch (1/q) and of R_c
+    of them."""
+    from fedrepro.chapters.alidpfl import settings
+    from fedrepro.privacy.budget import epsilon_after_steps
+
+    it = settings.improved_iterations()
+    ratio = np.asarray(it["improved"], dtype=float) / np.asarray(it["basic"], dtype=float)
+    first = it["epsilon"].index(_EPS_79)
+    rc = int(it["basic"][first])
+    q_code, _ = _code_reading()
+    return {"rc_basic": float(rc), "rc_improved": float(it["improved"][first]),
+            "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
+            "code_eps_basic": float(epsilon_after_steps(rc, q_code, _SIGMA, _DELTA)[0]),
+            "code_eps_improved": float(epsilon_after_steps(rc, q_code, _SIGMA, _DELTA, conversion="improved")[0]),
+            "epoch_steps": float(settings.epoch_steps(1)), "epoch_steps_rc": float(settings.epoch_steps(rc))}
+
+
+def reading_facts(profile: str = "paper") -> dict[str, float]:
+    """The reading study's numbers (stored seeds 0, 1, 2 of every reading): the clients' mean
+    |D_i|; the public code's expected batch q·|D_i| at q = 0.05 and its step against the spec's
+    (expected batch over the divisor 64); the step's bound ηC beside the noise; the per-sample
+    gradients of ALI-DPFL's estimates per client and round (2 × 512) and of the exact F_i (two
+    passes over D_i) and their ratio to the τ = 1 accounted ones (q·|D_i|); the paper's τ = 1
+    accuracy at ε = 1.55 (Table II) less the spec's and the non-private mean, and the largest
+    |best over the curve − final accuracy| over the readings (means over the seeds, points)."""
+    from fedrepro.alidpfl.tau_rule import unaccounted_evaluations
+    from fedrepro.alidpfl.training import RunPlan
+    from fedrepro.chapters.alidpfl import settings
+
+    seeds = settings.load_seeds(profile)
+    size = float(np.mean(seeds[0]["spec"]["client_sizes"]))
+    plan = RunPlan.__dataclass_fields__
+    q_spec, eta, clip = (float(plan[k].default) for k in ("q", "eta", "clip_norm"))
+    q_code, divisor = _code_reading()
+    batch = q_spec * size
+    u = unaccounted_evaluations(512, 1, batch)
+    paper = settings.paper_level_79()
+
+    def mean(reading: str, key: str = "final") -> float:
+        runs = [seeds[k][reading] for k in sorted(seeds) if reading in seeds[k]]
+        if key == "best":
+            return float(np.mean([100 * float(r["best_curve_accuracy"]) for r in runs]))
+        return float(np.mean([100 * float(r["eval_accuracy"][-1]) for r in runs]))
+
+    gaps = [abs(mean(r, "best") - mean(r)) for r in seeds[0]]
+    return {"client_size": size, "code_batch": q_code * size, "code_step_ratio": q_code * size / divisor,
+            "step_bound": eta * clip, "unaccounted": float(u["unaccounted"]), "accounted": float(u["accounted"]),
+            "full_passes": 2.0 * size, "full_ratio": 2.0 * size / batch,
+            "spec_gap": paper - mean("spec"), "non_private_gap": paper - mean("non-private"),
+            "best_gap_max": float(max(gaps))}
+
+
+def tau1_growth_facts(profile: str = "paper") -> dict[str, float]:
+    """τ = 1's accuracy (%) on the fixed 2,000-image test subset of the experiments chapter's
+    τ = 1 run (:func:`fedrepro.chapters.alidpfl.tables.improved_conversion_frame`) after R_c
+    at ε = 1.55 (79 iterations) and at the run's last budget (ε = 2, 317 iterations, the
+    paper's largest R_s), and the growth between them (points)."""
+    from fedrepro.chapters.alidpfl import experiments, tables
+
+    frame = tables.improved_conversion_frame(experiments.load_tables(profile))
+    first, last = frame.iloc[0], frame.iloc[-1]
+    return {"first_iterations": float(first["R_c basic"]), "last_iterations": float(last["R_c basic"]),
+            "first": float(first["acc. tau = 1 (%)"]), "last": float(last["acc. tau = 1 (%)"]),
+            "growth": float(last["acc. tau = 1 (%)"] - first["acc. tau = 1 (%)"])}
+
+
+def _tables(profile: str) -> dict[str, Any]:
+    from fedrepro.chapters.alidpfl import experiments
+
+    return experiments.load_tables(profile)
+
+
+def experiments_facts(profile: str = "paper") -> dict[str, float]:
+    """The experiments chapter's numbers: R_s and R_c of Table II's first column (ε = 1.75,
+    "R_s = R_c"); the authors'-code reading's per-sample gradients against the spec's (the ratio
+    of their sampling rates) and its number of runs; the largest median range over the seeds of a
+    table's entries (points, :func:`~fedrepro.chapters.alidpfl.tables.seeds_spread_frame`);
+    ALI-DPFL's shortfall to the best fixed τ in Table III (smallest and largest, points); and
+    how far the paper's Table IV entry τ = 9 at ε = 3.25 lies below its neighbours in ε (the
+    smaller of the two drops, points of the paper's own values)."""
+    from fedrepro.alidpfl.setting import FederatedSetting
+    from fedrepro.chapters.alidpfl import experiments, tables
+
+    cfg = experiments.TablesConfig(profile=profile)
+    first = next(c for c in experiments.cells(cfg) if c["table"] == "II" and c["condition"] == "Rs=Rc")
+    q_code = float(experiments.TABLE_READINGS["authors_code"]["q"])
+    runs = experiments.units(experiments.TablesConfig(profile=profile, reading="authors_code"))
+    seeds = tables.stored_seeds(profile, "spec")
+    spread = tables.seeds_spread_frame(seeds)["median range (points)"] if len(seeds) > 1 else None
+    result = _tables(profile)
+    shortfall = -np.asarray(tables.ali_vs_fixed(result["table"], tables.cell_keys(result, "III"))["margins"])
+    paper = tables.paper_table("IV")
+    row = [paper[tables.cell_key("IV", "Rs=Rc/5", e)]["tau=9"] for e in (2.75, 3.25, 3.75)]
+    return {"first_rounds": float(first["rounds"]), "first_rc": float(first["iterations"]),
+            "code_work": q_code / float(FederatedSetting().q), "code_runs": float(len(runs)),
+            "median_range_max": float(spread.max()) if spread is not None else float("nan"),
+            "iii_shortfall_min": float(shortfall.min()), "iii_shortfall_max": float(shortfall.max()),
+            "misprint_dip": float(min(row[0], row[2]) - row[1])}
+
+
+def theory_facts(profile: str = "paper") -> dict[str, float]:
+    """The theory chapter's numbers (stored checks of :mod:`fedrepro.chapters.alidpfl.theory`):
+    Theorem 1's bound h(t) over the measured gap at t = 3 and t = 6 without and with noise;
+    Lemma 3's bound over the measured error of the noise alone (full batch, no clipping); eq.
+    (8)'s printed noise over Lemma 3's bound; and d, the parameters of the CNN of the runs (read
+    from the stored spec reading of the settings chapter)."""
+    from fedrepro.alidpfl.checks import lemma3
+    from fedrepro.chapters.alidpfl import settings, theory
+
+    res = theory.load_theory(profile)
+    out: dict[str, float] = {}
+    for case in ("det", "noisy"):
+        obs, bound = res[f"theorem1_{case}_observed"], res[f"theorem1_{case}_bound"]
+        for t in (3, 6):
+            out[f"{case}_ratio_{t}"] = float(bound[t] / obs[t])
+    noise_only = list(lemma3.LEMMA3_CASES).index("full batch, no clipping")
+    obs, bound = res[f"lemma3_{noise_only}"]
+    out["lemma3_spare"] = float(bound / obs)
+    out["eq8_ratio"] = float(res["eq8"][0] / res["eq8"][1])
+    out["d"] = float(settings.load_reading("spec", profile)["d"])
+    return out
+
+
+def _settings_glued(profile: str) -> dict[str, str]:
+    acc, rd, gr = accounting_facts(), reading_facts(profile), tau1_growth_facts(profile)
+    return {
+        "alidpfl-sf-epoch": f"{acc['epoch_steps']:.0f}",
+        "alidpfl-sf-improved-ratio": span(acc["ratio_min"], acc["ratio_max"], ".1f"),
+        "alidpfl-sf-unaccounted": f"{rd['unaccounted']:.0f}",
+        "alidpfl-sf-full-passes": f"{rd['full_passes']:,.0f}",
+        "alidpfl-sf-full-ratio": f"{rd['full_ratio']:.0f}",
+        "alidpfl-sf-step-bound": f"{rd['step_bound']:g}",
+        "alidpfl-sf-code-batch": f"{rd['code_batch']:.0f}",
+        "alidpfl-sf-code-step-ratio": f"{rd['code_step_ratio']:.1f}",
+        "alidpfl-sf-code-eps-basic": f"{acc['code_eps_basic']:.2f}",
+        "alidpfl-sf-code-eps-improved": f"{acc['code_eps_improved']:.2f}",
+        "alidpfl-sf-best-gap": f"{rd['best_gap_max']:.1f}",
+        "alidpfl-sf-improved-iterations": f"{acc['rc_improved']:.0f}",
+        "alidpfl-sf-tau1-growth": f"{gr['growth']:.1f}",
+        "alidpfl-sf-epoch-steps": f"{acc['epoch_steps_rc']:,.0f}",
+    }
+
+
+def _experiments_glued(profile: str) -> dict[str, str]:
+    ex = experiments_facts(profile)
+    return {
+        "alidpfl-ef-first-rc": f"{ex['first_rc']:.0f}",
+        "alidpfl-ef-code-work": f"{ex['code_work']:.1f}",
+        "alidpfl-ef-code-runs": f"{ex['code_runs']:.0f}",
+        "alidpfl-ef-median-range": f"{ex['median_range_max']:.1f}",
+        "alidpfl-ef-iii-shortfall": span(ex["iii_shortfall_min"], ex["iii_shortfall_max"], ".1f"),
+        "alidpfl-ef-misprint-dip": f"{ex['misprint_dip']:.1f}",
+    }
+
+
+def _theory_glued(profile: str) -> dict[str, str]:
+    th = theory_facts(profile)
+    return {
+        "alidpfl-tf-det-ratio-3": f"{th['det_ratio_3']:.0f}",
+        "alidpfl-tf-det-ratio-6": f"{th['det_ratio_6']:.0f}",
+        "alidpfl-tf-noisy-ratio-3": f"{th['noisy_ratio_3']:.0f}",
+        "alidpfl-tf-noisy-ratio-6": f"{th['noisy_ratio_6']:.0f}",
+        "alidpfl-tf-lemma3-spare": f"{th['lemma3_spare']:.1f}",
+        "alidpfl-tf-d": f"{th['d']:,.0f}",
+        "alidpfl-tf-eq8-ratio": f"{th['eq8_ratio']:.0f}",
+    }
+
+
+def glued(profile: str = "paper", page: str = "settings") -> dict[str, str]:
+    """Every number the prose of ``page`` (one of :data:`PAGES`) quotes, formatted as the page
+    prints it, by glue name (the page's hidden cell glues each; the formats keep round-off
+    digits out of the text)."""
+    pages = {"settings": _settings_glued, "experiments": _experiments_glued, "theory": _theory_glued}
+    if page not in pages:
+        raise ValueError(f"page must be one of {PAGES}, got {page!r}")
+    return pages[page](profile)
