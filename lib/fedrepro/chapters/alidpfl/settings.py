@@ -19,7 +19,7 @@ beside the non-private run with the same steps:
 Readings that need no extra run: best-over-rounds (the maximum of the curve on a fixed 2k
 test subset), the improved RDP conversion (the number of iterations each ε allows under it,
 :func:`improved_iterations`), "iteration" = local epoch (1/q = 67 DP-SGD steps per iteration:
-at 79 "iterations" 5,300 steps, beyond this chapter's compute; :func:`epoch_steps`).
+at 79 "iterations" 5,267 steps, beyond this chapter's compute; :func:`epoch_steps`).
 
 What it would take to reach the paper's level (each reading one change from ``spec``):
 
