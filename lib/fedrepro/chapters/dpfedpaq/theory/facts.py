@@ -1,0 +1,178 @@
+"""The numbers that the prose of the chapter "DP-FedPAQ: the theory, checked" quotes, computed
+from the stored results (and, for the root of eq. (15)'s last link, by a cheap computation), so
+that the page glues them instead of typing them.
+
+Each function reads the stored paper-profile results of :mod:`.checks`, :mod:`.theorem` and
+:mod:`.budget` (this module is imported by none of them, so it lies outside their results'
+code) and returns a dict of floats and ints. :func:`glued` formats them as the page prints them;
+``tests/test_dpfedpaq_facts.py`` pins them against the tables the page shows beside them. The
+protocol's settings stay typed in the text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["glued", "quantizer_facts", "privacy_facts", "sensitivity_facts", "step_size_facts", "theorem_facts",
+           "budget_facts", "link3_root", "times_ten", "order_word"]
+
+_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
+
+
+def times_ten(x: float, mantissa: bool = True) -> str:
+    """``x`` as ``m×10^e`` with one significant digit (``3.01e9`` → ``"3×10⁹"``), or only the
+    power ``10^e`` of its order of magnitude (``e = round(log10 x)``) when ``mantissa`` is false."""
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"x must be finite and positive, got {x!r}")
+    if not mantissa:
+        return "10" + str(round(math.log10(x))).translate(_SUP)
+    e = math.floor(math.log10(x))
+    m = round(x / 10 ** e)
+    if m >= 10:
+        m, e = 1, e + 1
+    return f"{m}×10" + str(e).translate(_SUP)
+
+
+def order_word(x: float) -> str:
+    """The order of magnitude ``round(log10 x)`` of a positive ``x`` in words (up to ten)."""
+    n = round(math.log10(x))
+    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+
+
+def link3_root() -> float:
+    """The largest ``ε₀`` at which eq. (15)'s last link ``γ(e^ε₀ − 1) ≤ 2γε₀`` holds: the
+    positive root of ``e^x − 1 = 2x`` (bisection to machine precision)."""
+    f = lambda x: math.expm1(x) - 2 * x  # noqa: E731
+    lo, hi = 0.5, 3.0  # f(lo) < 0 < f(hi)
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if f(mid) < 0 else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
+def _checks(profile: str) -> dict[str, Any]:
+    from fedrepro.chapters.dpfedpaq.theory import checks as checks_exp
+
+    return checks_exp.load_checks(profile)
+
+
+def quantizer_facts(profile: str = "paper") -> dict[str, float]:
+    """Assumption 4 at d = 7850 (the softmax model's dimension): ``√d``, ``q`` at ``s = 1`` and
+    ``s = 10`` (the experiments' level), and the exact variance ratio ``E‖Q(v) − v‖²/‖v‖²`` of the
+    Gaussian test vector at ``s = 10`` and its fraction of ``q``."""
+    from fedrepro.chapters.dpfedpaq.experiments.mlp_width import softmax_parameters
+
+    u = _checks(profile)["units"]["quantizer"]
+    q = {int(s): float(row["q"]) for s, row in u["q_table"].items()}
+    gauss = float(u["empirical_ratio"]["random-s10"])
+    return {"sqrt_d": math.sqrt(softmax_parameters()), "q_s1": q[1], "q_s10": q[10], "gauss_s10": gauss, "gauss_s10_of_q": gauss / q[10]}
+
+
+def privacy_facts(profile: str = "paper") -> dict[str, float]:
+    """Eqs. (15)–(16) and the whole training: the root of the last link of (15)
+    (:func:`link3_root`), the paper's ``ε₀ = ε/(2γ)`` at its defaults (ε = 1, γ = 0.2), the
+    smallest target ε at γ = 0.2 whose realized per-round ε (exact profile and amplification)
+    exceeds it, and, at ε = 1, γ = 0.2, K = 100, the rounds a device is scheduled in and its
+    total ε by basic composition and by the RDP accountant."""
+    from fedrepro.chapters.dpfedpaq.experiments.runs import RunSpec
+
+    u = _checks(profile)["units"]
+    d = RunSpec()
+    pr = u["per-round"]
+    g = list(pr["gammas"]).index(d.gamma)
+    eps = np.asarray(pr["epsilons"], dtype=float)
+    over = eps[np.asarray(pr["realized"], dtype=float)[g] > eps]
+    row = next(r for r in u["training"]["training"] if r["epsilon"] == d.eps and r["gamma"] == d.gamma and r["K"] == d.K)
+    return {"link3_root": link3_root(), "eps0_default": d.eps / (2 * d.gamma),
+            "realized_exceeds_from": float(over.min()) if over.size else math.nan,
+            "rounds_scheduled": float(row["rounds_scheduled"]), "basic_total": float(row["basic_scheduled"]),
+            "rdp_total": float(row["rdp_scheduled"]), "per_round_target": float(d.eps)}
+
+
+def sensitivity_facts(profile: str = "paper") -> dict[str, float]:
+    """The sensitivity check on coupled neighbouring datasets: the smallest share of pairs whose
+    update difference exceeds the authors' ``C/n_i`` and the largest ratio to it, and the median
+    and smallest per-sample gradient norm at ``x = 0``."""
+    u = _checks(profile)["units"]
+    authors = [r for r in u["sensitivity"]["summary"] if r["mode"] == "authors_code"]
+    return {"authors_min_fraction": float(min(r["fraction_exceeding"] for r in authors)),
+            "authors_max_ratio": float(max(r["max_ratio"] for r in authors)),
+            "median_norm_at_0": float(u["clipping"]["median_norm_at_0"]),
+            "min_norm_at_0": float(u["clipping"]["min_norm_at_0"])}
+
+
+def step_size_facts(profile: str = "paper") -> dict[str, float]:
+    """The proof's step-size conditions with the MNIST constants (the first rows of the page's
+    table): ``L``, and the offset ``γ₀`` and step ``η₀`` under the proof's and the printed rule."""
+    rows = _checks(profile)["units"]["inequalities"]["lr_conditions"]
+    L = max(float(r["L"]) for r in rows)
+    by_rule = {r["rule"]: r for r in rows if float(r["L"]) == L}
+    return {"L": L, "gamma0_paper": float(by_rule["paper"]["gamma0"]), "eta0_paper": float(by_rule["paper"]["eta"]),
+            "gamma0_printed": float(by_rule["printed"]["gamma0"]), "eta0_printed": float(by_rule["printed"]["eta"])}
+
+
+def theorem_facts(profile: str = "paper") -> dict[str, float]:
+    """Theorem 1: by how much its bound exceeds the measured error on the synthetic problem
+    (smallest and largest ``bound/measured`` over every configuration and reading), and on
+    HET_MNIST(2) the ``q`` of the constants and ``η₀`` of the proof's and the printed reading."""
+    from fedrepro.chapters.dpfedpaq.theory import theorem as theorem_exp
+
+    th = theorem_exp.load_theorem(profile)
+    ratios = [1 / float(u["ratio"]) for name, u in th["units"].items() if name.startswith("synthetic")]
+    mnist = th["units"]["mnist"]
+    lr0 = {r["rule"]: float(r["lr0"]) for r in mnist["readings"]}
+    return {"synthetic_min": float(min(ratios)), "synthetic_max": float(max(ratios)),
+            "mnist_q": float(mnist["constants"]["q"]), "mnist_eta0_paper": lr0["paper"],
+            "mnist_eta0_printed": lr0["printed"]}
+
+
+def budget_fact_rows(profile: str = "paper") -> list[dict[str, Any]]:
+    """The rows of the page's fixed-budget table (:func:`.report.budget_rows`)."""
+    from fedrepro.chapters.dpfedpaq.theory import budget as budget_exp
+    from fedrepro.chapters.dpfedpaq.theory import report
+    from fedrepro.chapters.dpfedpaq.theory import theorem as theorem_exp
+
+    T = budget_exp.BudgetConfig.for_profile(profile).T
+    return report.budget_rows(budget_exp.load_budget(profile), theorem_exp.load_theorem(profile), T)
+
+
+def budget_facts(profile: str = "paper") -> dict[str, float]:
+    """Eq. (11) at a fixed budget: the printed bound of Theorem 1 over the simulated loss
+    (smallest and largest over the feasible schedules)."""
+    ratio = [r["bound_printed"] / r["loss"] for r in budget_fact_rows(profile)]
+    return {"printed_over_loss_min": float(min(ratio)), "printed_over_loss_max": float(max(ratio))}
+
+
+def glued(profile: str = "paper") -> dict[str, str]:
+    """Every number the page's prose quotes, formatted as the page prints it, by glue name
+    (the page's hidden cell glues each; the formats keep round-off digits out of the text)."""
+    qz, pv, se = quantizer_facts(profile), privacy_facts(profile), sensitivity_facts(profile)
+    st, th, bu = step_size_facts(profile), theorem_facts(profile), budget_facts(profile)
+    return {
+        "dpfedpaq-th-sqrt-d": f"{qz['sqrt_d']:.1f}",
+        "dpfedpaq-th-q-s10": f"{qz['q_s10']:.3g}",
+        "dpfedpaq-th-q-s1": f"{qz['q_s1']:.3g}",
+        "dpfedpaq-th-gauss-s10": f"{qz['gauss_s10']:.3g}",
+        "dpfedpaq-th-gauss-of-q": f"{qz['gauss_s10_of_q']:.2f}",
+        "dpfedpaq-th-link3-root": f"{pv['link3_root']:.4f}",
+        "dpfedpaq-th-eps0-default": f"{pv['eps0_default']:g}",
+        "dpfedpaq-th-realized-from": f"{pv['realized_exceeds_from']:g}",
+        "dpfedpaq-th-rounds": f"{pv['rounds_scheduled']:.0f}",
+        "dpfedpaq-th-authors-exceeded": f"{100 * se['authors_min_fraction']:.1f} %",
+        "dpfedpaq-th-grad-norm": f"{se['median_norm_at_0']:.0f}",
+        "dpfedpaq-th-grad-norm-min": f"{se['min_norm_at_0']:.2g}",
+        "dpfedpaq-th-lipschitz": f"{st['L']:.3g}",
+        "dpfedpaq-th-gamma0-paper": times_ten(st["gamma0_paper"]),
+        "dpfedpaq-th-eta0-paper": times_ten(st["eta0_paper"], mantissa=False),
+        "dpfedpaq-th-gamma0-printed": f"{st['gamma0_printed']:g}",
+        "dpfedpaq-th-eta0-printed": f"{st['eta0_printed']:g}",
+        "dpfedpaq-th-synthetic-orders": f"{order_word(th['synthetic_min'])} to {order_word(th['synthetic_max'])}",
+        "dpfedpaq-th-mnist-q": f"{th['mnist_q']:.3g}",
+        "dpfedpaq-th-mnist-eta0-paper": times_ten(th["mnist_eta0_paper"], mantissa=False),
+        "dpfedpaq-th-mnist-eta0-printed": f"{th['mnist_eta0_printed']:g}",
+        "dpfedpaq-th-budget-ratio": f"{times_ten(bu['printed_over_loss_min'])} to {times_ten(bu['printed_over_loss_max'])}",
+    }
