@@ -6,7 +6,6 @@ recomputation, and the statements the prose makes around them."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -17,14 +16,9 @@ from fedrepro.chapters.alidpfl import experiments, facts, scorecard, settings, t
 from fedrepro.core.cache import read_only
 from fedrepro.privacy.budget import max_steps_bisection
 from fedrepro.report import paper as paper_values
+from fedrepro.report import prose
 
 BOOK = Path(__file__).resolve().parents[1] / "book" / "alidpfl"
-
-
-def test_span_collapses_equal_values_and_formats_both_ends():
-    assert facts.span(1.7318, 3.6202, ".1f") == "1.7 to 3.6"
-    assert facts.span(0.13, 1.53, ".1f") == "0.1 to 1.5"
-    assert facts.span(2.01, 2.04, ".1f") == "2.0"
 
 
 def test_glued_refuses_an_unknown_page():
@@ -41,17 +35,12 @@ def glued():
 @pytest.mark.stored
 @pytest.mark.parametrize("page", facts.PAGES)
 def test_every_glue_the_page_cites_is_glued_and_every_glued_number_is_cited(glued, page):
-    nb = json.loads((BOOK / f"{page}.ipynb").read_text(encoding="utf-8"))
-    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    cited = set(re.findall(r"\{glue:text\}`([^`:]+)(?::[^`]*)?`", text))
-    by_name = set(re.findall(r'book\.glue\("([a-z0-9-]+)"', code))
-    prefixes = tuple(re.findall(r'book\.glue\(f"([a-z0-9-]+)\{', code))
-    ours = set(glued[page])
-    assert ours <= cited, f"glued but not cited: {sorted(ours - cited)}"
-    left = {n for n in cited - ours - by_name if not n.startswith(prefixes)} if prefixes else cited - ours - by_name
-    assert not left, f"cited but not glued: {sorted(left)}"
+    path = BOOK / f"{page}.ipynb"
+    assert prose.glue_coverage(path, glued[page]) == (set(), set())
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert f'facts.glued(profile, "{page}")' in code
+    ours = set(glued[page])
     # no page glues another page's facts under the same name
     others = set().union(*(set(glued[p]) for p in facts.PAGES if p != page))
     assert not ours & others

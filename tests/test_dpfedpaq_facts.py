@@ -34,6 +34,7 @@ from fedrepro.chapters.dpfedpaq.theory import theorem as theorem_exp
 from fedrepro.core.cache import read_only
 from fedrepro.dpfedpaq.mlp import dimension
 from fedrepro.dpfedpaq.quantizer import bits
+from fedrepro.report import prose
 
 BOOK = Path(__file__).resolve().parents[1] / "book" / "dpfedpaq"
 PAGES = {"experiments": (BOOK / "experiments.ipynb", ex_facts), "theory": (BOOK / "theory.ipynb", th_facts)}
@@ -42,28 +43,6 @@ PAGES = {"experiments": (BOOK / "experiments.ipynb", ex_facts), "theory": (BOOK 
 def _floats(text: str) -> list[float]:
     """The numbers of the first ``[a, b, ...]`` list in ``text``."""
     return [float(x) for x in re.search(r"\[([^\]]*)\]", text).group(1).split(",")]
-
-
-# ---- formatting helpers
-
-def test_number_word_and_thousands():
-    assert [ex_facts.number_word(n) for n in (2, 3, 9)] == ["two", "three", "nine"]
-    assert ex_facts.number_word(5, capital=True) == "Five" and ex_facts.number_word(14) == "14"
-    assert ex_facts.thousands(50890) == "50,890" and ex_facts.thousands(785) == "785"
-
-
-def test_percent_keeps_whole_percent_and_one_digit_below_one_percent():
-    assert ex_facts.percent(0.4013) == "40 %" and ex_facts.percent(0.0329) == "3 %"
-    assert ex_facts.percent(0.001645) == "0.2 %" and ex_facts.percent(0.0872) == "9 %"
-
-
-def test_orders_of_magnitude():
-    assert ex_facts.power_of_ten_order(1000.0) == "10³"
-    assert th_facts.times_ten(3.01e9) == "3×10⁹" and th_facts.times_ten(9.7e10) == "1×10¹¹"
-    assert th_facts.times_ten(1.33e-6, mantissa=False) == "10⁻⁶"
-    assert [th_facts.order_word(x) for x in (3061.0, 7.52e5)] == ["three", "six"]
-    with pytest.raises(ValueError):
-        ex_facts.power_of_ten_order(0.0)
 
 
 def test_link3_root_solves_the_last_link_of_eq15():
@@ -139,7 +118,7 @@ def test_valid_sensitivity_facts_are_the_valid_summary_and_tables(glued, softmax
         summary = tables.valid_summary(softmax_runs, "paper").splitlines()
         valid = tables.valid_calibration_frame(softmax_runs, "paper")
     assert summary[1].endswith(": " + g["dpfedpaq-ex-valid-ratio"])
-    assert g["dpfedpaq-ex-valid-trains-eps"] == ex_facts.power_of_ten_order(float(summary[0].rsplit(": ", 1)[1]))
+    assert g["dpfedpaq-ex-valid-trains-eps"] == prose.order_of_magnitude(float(summary[0].rsplit(": ", 1)[1]))
     ln10 = math.log(10)
     eps = valid.index.to_numpy(dtype=float)
     per_step = valid["loss per_step"].to_numpy(dtype=float)
@@ -160,7 +139,7 @@ def test_growth_rescues_every_claim_about_fig2_and_none_of_fig4(glued, verdicts)
         frame = tables.growth_frame(verdicts, "paper")
     rescued = set(frame.index[(frame["authors' noise"] == "miss") & (frame["per-step noise"] == "match")])
     assert rescued == {"F2b", "F2c", "F2d", "C22", "C25", "C26", "C28", "C39", "C46"}
-    assert glued["experiments"]["dpfedpaq-ex-growth-rescued"] == ex_facts.number_word(len(rescued))
+    assert glued["experiments"]["dpfedpaq-ex-growth-rescued"] == prose.number_word(len(rescued))
     fig4 = ["F4b", "F4c", "F4d", "C36", "C40", "C41", "C42", "C47"]
     assert (frame.loc[fig4, "per-step noise"] == "miss").all()
 
@@ -172,8 +151,8 @@ def test_fig4_readings_statements(glued, verdicts):
         ev = fig4_readings.all_verdicts("paper")[(1.0, "authors_code")]["dpfedpaq-main-C40"][1]
     g = glued["experiments"]
     m = re.search(r"holds for (\d+) of (\d+) seeds", ev)
-    assert g["dpfedpaq-ex-c40-seeds-hold"] == ex_facts.number_word(int(m.group(1))) and 0 < int(m.group(1)) < int(m.group(2))
-    assert g["dpfedpaq-ex-seeds"] == ex_facts.number_word(runs.PROFILE_SETTINGS["paper"]["seeds"])
+    assert g["dpfedpaq-ex-c40-seeds-hold"] == prose.number_word(int(m.group(1))) and 0 < int(m.group(1)) < int(m.group(2))
+    assert g["dpfedpaq-ex-seeds"] == prose.number_word(runs.PROFILE_SETTINGS["paper"]["seeds"])
     authors = {float(re.search(r"ε = ([\d.]+)", r).group(1)): frame.loc[r] for r in frame.index if "authors'" in r}
     # the text: C40 holds under the authors' code at eps = 1 and 0.5, not at 1.5 or 2; C41, C42 from 0.5 up
     assert [authors[e]["C40"] for e in (0.5, 1.0, 1.5, 2.0)] == ["match", "match", "miss", "miss"]
@@ -224,7 +203,7 @@ def test_mlp_facts_are_the_effects_table(glued, mlp_tables):
     final = lambda run: float(np.mean(np.asarray(run["loss"], dtype=float)[:, -1]))  # noqa: E731
     for key, get in (("mlp", lambda s: net[mlp.mlp_spec("paper", s=s).name()]),
                      ("softmax", lambda s: soft[runs.spec("paper", s=s).name()])):
-        assert g[f"dpfedpaq-ex-{key}-s10-gap"] == ex_facts.percent(final(get(10)) / final(get(None)) - 1)
+        assert g[f"dpfedpaq-ex-{key}-s10-gap"] == prose.percent(final(get(10)) / final(get(None)) - 1)
     # the C48 evidence states the largest gap to one more digit
     gaps = [float(x) for x in re.findall(r"largest gap ([\d.]+) %", why)]
     assert g["dpfedpaq-ex-softmax-s1-gap"] == f"{gaps[0]:.0f} %" and g["dpfedpaq-ex-mlp-s1-gap"] == f"{gaps[1]:.0f} %"
@@ -333,14 +312,14 @@ def test_step_size_facts_are_the_lr_and_mnist_tables(glued, stored_theory):
     lr = report.lr_frame(checks)
     mnist = lr[lr["L"] == lr["L"].max()].set_index("gamma0 rule")
     assert g["dpfedpaq-th-lipschitz"] == f"{lr['L'].max():.3g}"
-    assert th_facts.times_ten(float(mnist.loc["paper", "gamma0"])) == g["dpfedpaq-th-gamma0-paper"]
-    assert th_facts.times_ten(float(mnist.loc["paper", "eta_0"]), mantissa=False) == g["dpfedpaq-th-eta0-paper"]
+    assert prose.power_of_ten(float(mnist.loc["paper", "gamma0"]), 1, "×") == g["dpfedpaq-th-gamma0-paper"]
+    assert prose.order_of_magnitude(float(mnist.loc["paper", "eta_0"])) == g["dpfedpaq-th-eta0-paper"]
     assert mnist.loc["printed", "gamma0"] == g["dpfedpaq-th-gamma0-printed"] == f"{4 * 10}"
     assert mnist.loc["printed", "eta_0"] == g["dpfedpaq-th-eta0-printed"]
     # the text: the relaxed offset violates eta <= mu/L^2
     assert float(mnist.loc["relaxed", "eta L^2/mu"]) > 1
     frame = report.mnist_frame(theorem).set_index("reading")
-    assert th_facts.times_ten(float(frame.loc["corrected, gamma0 paper", "eta_0"]), mantissa=False) == g["dpfedpaq-th-mnist-eta0-paper"]
+    assert prose.order_of_magnitude(float(frame.loc["corrected, gamma0 paper", "eta_0"])) == g["dpfedpaq-th-mnist-eta0-paper"]
     assert frame.loc["as_printed, gamma0 printed", "eta_0"] == g["dpfedpaq-th-mnist-eta0-printed"]
     assert g["dpfedpaq-th-mnist-q"] == report.quantizer_frame(checks).set_index("s").loc[10, "q = min(d/s^2, sqrt(d)/s)"]
 
@@ -351,7 +330,7 @@ def test_theorem_on_the_synthetic_problem_holds_by_the_glued_orders(glued, store
     ratio = frame["bound/measured"].astype(float)
     assert frame["holds"].all()
     lo, hi = glued["theory"]["dpfedpaq-th-synthetic-orders"].split(" to ")
-    assert (th_facts.order_word(ratio.min()), th_facts.order_word(ratio.max())) == (lo, hi) == ("three", "six")
+    assert (prose.number_word(round(math.log10(ratio.min()))), prose.number_word(round(math.log10(ratio.max())))) == (lo, hi) == ("three", "six")
 
 
 @pytest.mark.stored
@@ -359,7 +338,7 @@ def test_budget_statements(glued, stored_theory):
     _, theorem, budget = stored_theory
     rows = report.budget_rows(budget, theorem, budget_exp.BudgetConfig.for_profile("paper").T)
     ratio = [r["bound_printed"] / r["loss"] for r in rows]
-    assert glued["theory"]["dpfedpaq-th-budget-ratio"] == f"{th_facts.times_ten(min(ratio))} to {th_facts.times_ten(max(ratio))}"
+    assert glued["theory"]["dpfedpaq-th-budget-ratio"] == f"{prose.power_of_ten(min(ratio), 1, '×')} to {prose.power_of_ten(max(ratio), 1, '×')}"
     by_s: dict[int, list[dict]] = {}
     for r in rows:
         by_s.setdefault(r["s"], []).append(r)

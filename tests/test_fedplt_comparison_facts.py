@@ -7,7 +7,6 @@ around them."""
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -19,13 +18,10 @@ from fedrepro.chapters.fedplt.worst_case import compare, experiments, render
 from fedrepro.chapters.fedplt.worst_case import facts as wc_facts
 from fedrepro.core.cache import read_only
 from fedrepro.fedplt.checks.pep import RATE_RTOL
+from fedrepro.report import prose
 
 BOOK = Path(__file__).resolve().parents[1] / "book" / "fedplt"
 PAGES = {"comparison": (BOOK / "comparison.ipynb", facts), "worst-case": (BOOK / "worst-case.ipynb", wc_facts)}
-
-
-def test_count_word():
-    assert [facts.count_word(n) for n in (0, 4, 7, 11, 12, 14)] == ["zero", "four", "seven", "eleven", "twelve", "14"]
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +34,9 @@ def glued():
 @pytest.mark.parametrize("page", sorted(PAGES))
 def test_every_glue_the_page_cites_is_glued_and_every_glued_number_is_cited(glued, page):
     path, module = PAGES[page]
-    nb = json.loads(path.read_text(encoding="utf-8"))
-    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    cited = set(re.findall(r"\{glue:text\}`([a-z0-9-]+)`", text))
-    by_name = set(re.findall(r'glue\(f?"([a-z0-9-]+)', code))
-    by_prefix = set(re.findall(r'glue\(f"([a-z0-9-]+)\{', code))
-    names = set(glued[page])
-    assert names <= cited, f"glued but not cited: {sorted(names - cited)}"
-    unglued = {n for n in cited - names - by_name if not any(n.startswith(p) for p in by_prefix)}
-    assert not unglued, f"cited but not glued: {sorted(unglued)}"
+    assert prose.glue_coverage(path, glued[page]) == (set(), set())
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    code = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "code")
     assert "facts.glued(profile)" in code and f"chapters.fedplt.{module.__name__.split('.')[-2]} import facts" in code
 
 

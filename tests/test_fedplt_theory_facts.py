@@ -4,8 +4,6 @@ units of the logistic Proposition 1 check, and the statements the prose makes ar
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -13,6 +11,7 @@ import pytest
 
 from fedrepro.chapters.fedplt.theory import facts, jacobian
 from fedrepro.core.cache import read_only
+from fedrepro.report import prose
 
 PAGE = Path(__file__).resolve().parents[1] / "book" / "fedplt" / "theory.ipynb"
 
@@ -66,11 +65,5 @@ def test_the_statements_around_the_glued_numbers(stored):
 @pytest.mark.stored
 def test_every_glue_the_page_cites_is_glued_and_every_glued_number_is_cited(stored):
     _, glued = stored
-    nb = json.loads(PAGE.read_text(encoding="utf-8"))
-    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    cited = set(re.findall(r"\{glue:text\}`([a-z0-9-]+)`", text))
-    by_name = set(re.findall(r'book\.glue\("([a-z0-9-]+)"', code))
-    assert set(glued) <= cited, f"glued but not cited: {sorted(set(glued) - cited)}"
-    assert cited <= set(glued) | by_name, f"cited but not glued: {sorted(cited - set(glued) - by_name)}"
-    assert "facts.glued(profile)" in code
+    assert prose.glue_coverage(PAGE, glued) == (set(), set())
+    assert "facts.glued(profile)" in PAGE.read_text(encoding="utf-8")

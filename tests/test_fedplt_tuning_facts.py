@@ -15,17 +15,9 @@ import pytest
 
 from fedrepro.chapters.fedplt.tuning import facts, sweeps
 from fedrepro.core.cache import read_only
+from fedrepro.report import prose
 
 PAGE = Path(__file__).resolve().parents[1] / "book" / "fedplt" / "tuning.ipynb"
-
-
-def test_number_word():
-    assert [facts.number_word(n) for n in (1, 9, 12, 13)] == ["one", "nine", "twelve", "13"]
-
-
-def test_dash_span_collapses_equal_values_and_formats_both_ends():
-    assert facts.dash_span(0.1334, 0.1778, ".2g") == "0.13\u20130.18"
-    assert facts.dash_span(0.1778, 0.1781, ".2g") == "0.18"
 
 
 def test_grid_width_takes_the_contiguous_run_around_the_best():
@@ -70,7 +62,7 @@ def test_table_viii_facts_are_the_decoded_paper_and_the_table_the_page_shows(glu
         f = facts.table_viii_facts("paper")
     assert f"rho=1: {glued['fedplt-tn-viii-paper-k']}," in printed
     m = re.search(r"Tables II, III and IX at Ne=5 \(rho tuned\): (\S+) \((\d+) cells\)", printed)
-    assert m.group(1) == glued["fedplt-tn-paper-k-tuned"] and facts.number_word(int(m.group(2))) == \
+    assert m.group(1) == glued["fedplt-tn-paper-k-tuned"] and prose.number_word(int(m.group(2))) == \
         glued["fedplt-tn-paper-tuned-cells"]
     assert f"best rho / tuned K*: {f['paper_ratio']:.3g}" in printed
     assert f["paper_best_rho"] == 1.0  # the text: Table VIII's best is rho = 1
@@ -237,7 +229,7 @@ def test_readings_facts_are_the_tables_and_claims_the_page_shows(glued):
     assert str(epochs.loc[label, "at Ne"]) == glued["fedplt-tn-reading-argmin"]
     # weight 5 (v1's function class) at every feature scale of the grid: the optimum rho
     row = np.asarray(grid["argmin_rho"])[int(np.flatnonzero(np.isclose(grid["weights"], 5.0))[0])]
-    assert facts.dash_span(row.min(), row.max(), ".2g") == glued["fedplt-tn-class-rho"]
+    assert prose.span(row.min(), row.max(), ".2g", "–") == glued["fedplt-tn-class-rho"]
     assert np.all((row >= 0.1) & (row <= 1))  # inside the window of v1's claim C11
     assert f"under the reading 'weight 5, s = 1' it holds: argmin rho={sweeps.sig3(f['other_rho'][(5.0, 1.0)])}" in claims
     # the text: scale 1 puts the optimum below 0.3, weight 0.5 above it

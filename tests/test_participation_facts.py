@@ -5,8 +5,6 @@ and the statements the prose makes around them."""
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
 
 import numpy as np
@@ -15,25 +13,9 @@ import pytest
 from fedrepro.chapters.fedplt.participation_privacy import facts, noise
 from fedrepro.chapters.fedplt.participation_privacy import participation as pp
 from fedrepro.core.cache import read_only
+from fedrepro.report import prose
 
 PAGE = Path(__file__).resolve().parents[1] / "book" / "fedplt" / "participation-privacy.ipynb"
-
-
-def test_span_collapses_equal_values_and_formats_both_ends():
-    assert facts.span(0.8318, 1.1111, ".2f") == "0.83 to 1.11"
-    assert facts.span(0.501, 0.504, ".2f") == "0.50"
-    assert facts.span(2.56, 3.147, ".2g") == "2.6 to 3.1"
-
-
-def test_power_of_ten_keeps_the_significant_digits_and_carries_a_rounded_mantissa():
-    assert facts.power_of_ten(1942.7, 3) == "1.94·10³"
-    assert facts.power_of_ten(0.0015839, 2) == "1.6·10⁻³"
-    assert facts.power_of_ten(9.996e-5, 3) == "1.00·10⁻⁴"
-    assert facts.power_of_ten(0.0) == "0"
-
-
-def test_times_word():
-    assert [facts.times_word(n) for n in (1, 2, 3)] == ["once", "twice", "3 times"]
 
 
 @pytest.fixture(scope="module")
@@ -44,14 +26,8 @@ def glued():
 
 @pytest.mark.stored
 def test_every_glue_the_page_cites_is_glued_and_every_glued_number_is_cited(glued):
-    nb = json.loads(PAGE.read_text(encoding="utf-8"))
-    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
-    code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
-    cited = set(re.findall(r"\{glue:text\}`([a-z0-9-]+)`", text))
-    by_name = set(re.findall(r'book\.glue\("([a-z0-9-]+)"', code))
-    assert set(glued) <= cited, f"glued but not cited: {sorted(set(glued) - cited)}"
-    assert cited <= set(glued) | by_name, f"cited but not glued: {sorted(cited - set(glued) - by_name)}"
-    assert "facts.glued(profile)" in code
+    assert prose.glue_coverage(PAGE, glued) == (set(), set())
+    assert "facts.glued(profile)" in PAGE.read_text(encoding="utf-8")
 
 
 @pytest.mark.stored

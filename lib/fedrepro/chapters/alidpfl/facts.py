@@ -20,8 +20,10 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.report.prose import span
+
 __all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "tau1_growth_facts", "experiments_facts",
-           "theory_facts", "span"]
+           "theory_facts"]
 
 #: The pages whose prose :func:`glued` serves (the notebook's name under ``book/alidpfl/``).
 PAGES: tuple[str, ...] = ("settings", "experiments", "theory")
@@ -32,12 +34,6 @@ _DELTA = 1e-5
 _SIGMA = 1.1
 #: ε of the smallest R_c of the paper (Table II), the budget of the settings chapter.
 _EPS_79 = 1.55
-
-
-def span(lo: float, hi: float, fmt: str) -> str:
-    """``"lo to hi"`` formatted with ``fmt`` (one value when both format alike)."""
-    a, b = format(lo, fmt), format(hi, fmt)
-    return a if a == b else f"{a} to {b}"
 
 
 def _code_reading() -> tuple[float, float]:

@@ -18,38 +18,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["glued", "no_noise_facts", "uplink_facts", "valid_facts", "growth_facts", "fig4_facts", "mlp_facts", "mlp_lr_facts",
-           "number_word", "percent", "power_of_ten_order", "thousands"]
+from fedrepro.report.prose import number_word, order_of_magnitude, percent, thousands
 
-_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
-_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def number_word(n: int, capital: bool = False) -> str:
-    """``n`` in words up to twelve (digits above), capitalised on request."""
-    n = int(n)
-    word = _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
-    return word.capitalize() if capital else word
-
-
-def percent(x: float) -> str:
-    """A relative gap ``x`` as a percentage: whole percent from 1 % up, one significant digit
-    below (``0.0016`` → ``"0.2 %"``)."""
-    p = 100 * float(x)
-    return f"{p:.0f} %" if abs(p) >= 0.995 else f"{p:.1g} %"
-
-
-def power_of_ten_order(x: float) -> str:
-    """``10^e`` (Unicode superscript) with ``e = round(log10(x))``: the order of magnitude of a
-    positive ``x`` (e.g. ``1000.0`` → ``"10³"``)."""
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"x must be finite and positive, got {x!r}")
-    return "10" + str(round(math.log10(x))).translate(_SUP)
-
-
-def thousands(n: int) -> str:
-    """An integer with a comma between thousands (``50890`` → ``"50,890"``)."""
-    return f"{int(n):,}"
+__all__ = ["glued", "no_noise_facts", "uplink_facts", "valid_facts", "growth_facts", "fig4_facts", "mlp_facts", "mlp_lr_facts"]
 
 
 def _final_mean(run: Mapping[str, Any], metric: str = "loss") -> float:
@@ -204,7 +175,7 @@ def glued(profile: str = "paper") -> dict[str, str]:
         "dpfedpaq-ex-c40-seeds-hold": number_word(f4["c40_seeds_hold"]),
         "dpfedpaq-ex-seeds": number_word(f4["seeds"]),
         "dpfedpaq-ex-valid-ratio": f"{va['ratio_eps1']:.0f}",
-        "dpfedpaq-ex-valid-trains-eps": power_of_ten_order(va["valid_trains_eps"]),
+        "dpfedpaq-ex-valid-trains-eps": order_of_magnitude(va["valid_trains_eps"]),
         "dpfedpaq-ex-per-step-eps": f"{va['per_step_trains_eps']:g}",
         "dpfedpaq-ex-authors-below-eps": f"{va['authors_below_eps']:g}",
         "dpfedpaq-ex-mlp-d": thousands(ml["d_network"]),

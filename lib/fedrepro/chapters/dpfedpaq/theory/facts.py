@@ -16,31 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.report.prose import number_word, order_of_magnitude, power_of_ten
+
 __all__ = ["glued", "quantizer_facts", "privacy_facts", "sensitivity_facts", "step_size_facts", "theorem_facts",
-           "budget_facts", "link3_root", "times_ten", "order_word"]
-
-_SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten")
-
-
-def times_ten(x: float, mantissa: bool = True) -> str:
-    """``x`` as ``m×10^e`` with one significant digit (``3.01e9`` → ``"3×10⁹"``), or only the
-    power ``10^e`` of its order of magnitude (``e = round(log10 x)``) when ``mantissa`` is false."""
-    if not (math.isfinite(x) and x > 0):
-        raise ValueError(f"x must be finite and positive, got {x!r}")
-    if not mantissa:
-        return "10" + str(round(math.log10(x))).translate(_SUP)
-    e = math.floor(math.log10(x))
-    m = round(x / 10 ** e)
-    if m >= 10:
-        m, e = 1, e + 1
-    return f"{m}×10" + str(e).translate(_SUP)
-
-
-def order_word(x: float) -> str:
-    """The order of magnitude ``round(log10 x)`` of a positive ``x`` in words (up to ten)."""
-    n = round(math.log10(x))
-    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+           "budget_facts", "link3_root"]
 
 
 def link3_root() -> float:
@@ -166,13 +145,13 @@ def glued(profile: str = "paper") -> dict[str, str]:
         "dpfedpaq-th-grad-norm": f"{se['median_norm_at_0']:.0f}",
         "dpfedpaq-th-grad-norm-min": f"{se['min_norm_at_0']:.2g}",
         "dpfedpaq-th-lipschitz": f"{st['L']:.3g}",
-        "dpfedpaq-th-gamma0-paper": times_ten(st["gamma0_paper"]),
-        "dpfedpaq-th-eta0-paper": times_ten(st["eta0_paper"], mantissa=False),
+        "dpfedpaq-th-gamma0-paper": power_of_ten(st["gamma0_paper"], 1, "×"),
+        "dpfedpaq-th-eta0-paper": order_of_magnitude(st["eta0_paper"]),
         "dpfedpaq-th-gamma0-printed": f"{st['gamma0_printed']:g}",
         "dpfedpaq-th-eta0-printed": f"{st['eta0_printed']:g}",
-        "dpfedpaq-th-synthetic-orders": f"{order_word(th['synthetic_min'])} to {order_word(th['synthetic_max'])}",
+        "dpfedpaq-th-synthetic-orders": f"{number_word(round(math.log10(th['synthetic_min'])))} to {number_word(round(math.log10(th['synthetic_max'])))}",
         "dpfedpaq-th-mnist-q": f"{th['mnist_q']:.3g}",
-        "dpfedpaq-th-mnist-eta0-paper": times_ten(th["mnist_eta0_paper"], mantissa=False),
+        "dpfedpaq-th-mnist-eta0-paper": order_of_magnitude(th["mnist_eta0_paper"]),
         "dpfedpaq-th-mnist-eta0-printed": f"{th['mnist_eta0_printed']:g}",
-        "dpfedpaq-th-budget-ratio": f"{times_ten(bu['printed_over_loss_min'])} to {times_ten(bu['printed_over_loss_max'])}",
+        "dpfedpaq-th-budget-ratio": f"{power_of_ten(bu['printed_over_loss_min'], 1, '×')} to {power_of_ten(bu['printed_over_loss_max'], 1, '×')}",
     }

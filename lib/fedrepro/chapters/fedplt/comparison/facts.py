@@ -18,16 +18,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["glued", "count_word", "iteration_facts", "grid_facts", "smoothness_facts", "tight_facts",
+from fedrepro.report.prose import number_word
+
+__all__ = ["glued", "iteration_facts", "grid_facts", "smoothness_facts", "tight_facts",
            "tight_small_facts", "v1_facts", "table_i_facts"]
-
-_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-          "twelve")
-
-
-def count_word(n: int) -> str:
-    """A count in words up to twelve, in digits above."""
-    return _WORDS[int(n)] if 0 <= int(n) < len(_WORDS) else str(int(n))
 
 
 def _cells(profile: str) -> dict[tuple[str, str, str], dict[str, Any]]:
@@ -204,7 +198,7 @@ def glued(profile: str = "paper") -> dict[str, str]:
         "fedplt-cmp-led-nonconvex-paper": _k(it["led_nonconvex_paper"]),
         "fedplt-cmp-fedlin-convex": _k(it["fedlin_convex"]),
         "fedplt-cmp-fedlin-convex-paper": _k(it["fedlin_convex_paper"]),
-        "fedplt-cmp-outside": count_word(gr["outside"]),
+        "fedplt-cmp-outside": number_word(gr["outside"]),
         "fedplt-cmp-fedpd-nonconvex-paper": _k(gr["fedpd_nonconvex_paper"]),
         "fedplt-cmp-fedpd-lo": _k(gr["fedpd_lo"]),
         "fedplt-cmp-fedpd-hi": _k(gr["fedpd_hi"]),
@@ -245,8 +239,8 @@ def glued(profile: str = "paper") -> dict[str, str]:
         "fedplt-cmp-v1-printed-rho": f"{v1['printed_rho']:.2f}",
         "fedplt-cmp-v1-printed-rate": f"{v1['printed_rate']:.3f}",
         "fedplt-cmp-v1-tamuna-readings": f"{v1['tamuna_min']:.2f} to {v1['tamuna_max']:.2f}",
-        "fedplt-cmp-v1-explained": count_word(v1["explained"]),
-        "fedplt-cmp-v1-open": count_word(v1["open"]),
+        "fedplt-cmp-v1-explained": number_word(v1["explained"]),
+        "fedplt-cmp-v1-open": number_word(v1["open"]),
         "fedplt-cmp-v1-further": str(v1["further"]),
         "fedplt-cmp-v1-cells": str(v1["cells"]),
     }

@@ -19,33 +19,10 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.report.prose import power_of_ten, span, times_word
+
 __all__ = ["glued", "table_vi_facts", "s_norm_facts", "noise_v2_facts", "noise_v1_facts", "floor_facts",
-           "readings_example", "span", "times_word", "power_of_ten"]
-
-_TIMES = {1: "once", 2: "twice"}
-
-
-def times_word(n: int) -> str:
-    """'once', 'twice', 'n times'."""
-    return _TIMES.get(int(n), f"{int(n)} times")
-
-
-def span(lo: float, hi: float, fmt: str) -> str:
-    """``"lo to hi"`` formatted with ``fmt`` (one value when both format alike)."""
-    a, b = format(lo, fmt), format(hi, fmt)
-    return a if a == b else f"{a} to {b}"
-
-
-def power_of_ten(x: float, digits: int = 3) -> str:
-    """``x`` as ``m·10^e`` with ``digits`` significant digits, in Unicode (for glued text)."""
-    if not math.isfinite(x) or x == 0:
-        return format(x, "g")
-    e = int(math.floor(math.log10(abs(x))))
-    m = x / 10 ** e
-    if round(m, digits - 1) >= 10:
-        m, e = m / 10, e + 1
-    sup = str(e).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"{m:.{digits - 1}f}·10{sup}"
+           "readings_example"]
 
 
 def table_vi_facts(profile: str = "paper") -> dict[str, Any]:

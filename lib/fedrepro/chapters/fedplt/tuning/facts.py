@@ -21,22 +21,10 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.report.prose import number_word, span
+
 __all__ = ["glued", "table_viii_facts", "table_ix_facts", "sensitivity_facts", "v1_rho_facts", "v1_ne_facts",
-           "readings_facts", "number_word", "dash_span", "grid_width"]
-
-_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve")
-
-
-def number_word(n: int) -> str:
-    """``n`` in words up to twelve, in digits above."""
-    n = int(n)
-    return _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
-
-
-def dash_span(lo: float, hi: float, fmt: str) -> str:
-    """``"lo–hi"`` (en dash) formatted with ``fmt``; one value when both format alike."""
-    a, b = format(lo, fmt), format(hi, fmt)
-    return a if a == b else f"{a}\u2013{b}"
+           "readings_facts", "grid_width"]
 
 
 def grid_width(values: Any, mean_K: Any, factor: float = 1.2) -> float:
@@ -207,7 +195,7 @@ def glued(profile: str = "paper") -> dict[str, str]:
         "fedplt-tn-tail-rate": f"{rho['tail_rate_min']:.2g}",
         "fedplt-tn-v1-best-rho": f"{rho['best_rho']:.3g}",
         "fedplt-tn-zeta-rho": f"{rho['zeta_rho']:.2g}",
-        "fedplt-tn-class-rho": dash_span(rd["class_rho_min"], rd["class_rho_max"], ".2g"),
+        "fedplt-tn-class-rho": span(rd["class_rho_min"], rd["class_rho_max"], ".2g", "–"),
         "fedplt-tn-equal-max": f"{rho['equal_max']:.2g}",
         "fedplt-tn-slower-lo": f"{rho['slower_lo']:.2g}",
         "fedplt-tn-slower-hi": f"{rho['slower_hi']:.2g}",

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.chapters.fedplt.participation_privacy.facts import power_of_ten, span
+from fedrepro.report.prose import power_of_ten, span
 
 __all__ = ["glued", "moduli_facts", "agents_facts", "looseness_facts", "theory_facts"]
 

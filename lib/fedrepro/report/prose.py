@@ -1,0 +1,95 @@
+"""Numbers in the book's prose: how a computed value is written into a sentence, and which glued
+names a page's text cites.
+
+The chapters' ``facts`` modules (one per page or part, e.g.
+:mod:`fedrepro.chapters.fedplt.participation_privacy.facts`) compute every number a page's prose
+quotes and format it with these helpers; the page glues the texts
+(``for name, text in facts.glued(profile).items(): book.glue(name, text)``) and cites them with
+``{glue:text}`` roles. :func:`glue_coverage` tells a test which cited names nothing glues and
+which glued names the text never cites. The formats keep round-off digits out of the text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["number_word", "times_word", "span", "power_of_ten", "order_of_magnitude", "percent", "thousands",
+           "glue_coverage"]
+
+_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+          "twelve")
+_SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+_CITED = re.compile(r"\{glue(?::text)?\}`([A-Za-z0-9_.-]+?)(?::[^`]*)?`")
+_GLUED = re.compile(r"""\bglue\(\s*["']([A-Za-z0-9_.-]+)["']""")
+_GLUED_PREFIX = re.compile(r"""\bglue\(\s*f["']([A-Za-z0-9_.-]*)\{""")
+
+
+def number_word(n: int, capital: bool = False) -> str:
+    """``n`` in words up to twelve, in digits above (and below zero); capitalised on request."""
+    n = int(n)
+    word = _WORDS[n] if 0 <= n < len(_WORDS) else str(n)
+    return word.capitalize() if capital else word
+
+
+def times_word(n: int) -> str:
+    """'once', 'twice', 'n times'."""
+    n = int(n)
+    return {1: "once", 2: "twice"}.get(n, f"{n} times")
+
+
+def span(lo: float, hi: float, fmt: str, sep: str = " to ") -> str:
+    """``lo`` and ``hi`` formatted with ``fmt`` and joined by ``sep`` (one value when both
+    format alike): ``span(0.8318, 1.1111, ".2f") == "0.83 to 1.11"``."""
+    a, b = format(lo, fmt), format(hi, fmt)
+    return a if a == b else f"{a}{sep}{b}"
+
+
+def power_of_ten(x: float, digits: int = 3, times: str = "·") -> str:
+    """``x`` as ``m·10^e`` with ``digits`` significant digits (Unicode superscript exponent;
+    ``times`` joins mantissa and power): ``power_of_ten(1942.7) == "1.94·10³"``,
+    ``power_of_ten(3.01e9, 1, "×") == "3×10⁹"``."""
+    if not math.isfinite(x) or x == 0:
+        return format(x, "g")
+    e = int(math.floor(math.log10(abs(x))))
+    m = x / 10 ** e
+    if abs(round(m, digits - 1)) >= 10:
+        m, e = m / 10, e + 1
+    return f"{m:.{digits - 1}f}{times}10" + str(e).translate(_SUPERSCRIPT)
+
+
+def order_of_magnitude(x: float) -> str:
+    """``10^e`` with ``e = round(log10 x)`` for a positive ``x`` (``1000.0`` → ``"10³"``)."""
+    if not (math.isfinite(x) and x > 0):
+        raise ValueError(f"x must be finite and positive, got {x!r}")
+    return "10" + str(round(math.log10(x))).translate(_SUPERSCRIPT)
+
+
+def percent(x: float) -> str:
+    """A fraction ``x`` as a percentage: whole percent from 1 % up, one significant digit below
+    (``0.0016`` → ``"0.2 %"``)."""
+    p = 100 * float(x)
+    return f"{p:.0f} %" if abs(p) >= 0.995 else f"{p:.1g} %"
+
+
+def thousands(n: int) -> str:
+    """An integer with a comma between thousands (``50890`` → ``"50,890"``)."""
+    return f"{int(n):,}"
+
+
+def glue_coverage(notebook: str | Path, glued: Iterable[str]) -> tuple[set[str], set[str]]:
+    """For a page and the names its ``facts.glued`` returns: the names its markdown cites that
+    nothing glues (neither ``glued`` nor a ``glue("name", ...)`` call of the page, nor a
+    ``glue(f"prefix{...}", ...)`` call whose literal prefix starts the name), and the names of
+    ``glued`` that its markdown never cites. Both are empty for a consistent page."""
+    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
+    code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    cited = set(_CITED.findall(text))
+    glued = set(glued)
+    prefixes = tuple(_GLUED_PREFIX.findall(code))
+    missing = {n for n in cited - glued - set(_GLUED.findall(code)) if not n.startswith(prefixes)}
+    return missing, glued - cited

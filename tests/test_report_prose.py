@@ -1,0 +1,65 @@
+"""How computed numbers are written into the book's prose (:mod:`fedrepro.report.prose`), and the
+check that a page's text cites exactly the names its facts glue."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fedrepro.report import prose
+
+
+def test_number_and_times_words():
+    assert [prose.number_word(n) for n in (0, 4, 9, 12, 13, -1)] == ["zero", "four", "nine", "twelve", "13", "-1"]
+    assert prose.number_word(5, capital=True) == "Five"
+    assert [prose.times_word(n) for n in (1, 2, 3)] == ["once", "twice", "3 times"]
+
+
+def test_span_collapses_equal_values_and_formats_both_ends():
+    assert prose.span(0.8318, 1.1111, ".2f") == "0.83 to 1.11"
+    assert prose.span(0.501, 0.504, ".2f") == "0.50"
+    assert prose.span(2.56, 3.147, ".2g") == "2.6 to 3.1"
+    assert prose.span(0.1334, 0.1778, ".2g", "–") == "0.13–0.18"
+
+
+def test_power_of_ten_keeps_the_significant_digits_and_carries_a_rounded_mantissa():
+    assert prose.power_of_ten(1942.7, 3) == "1.94·10³"
+    assert prose.power_of_ten(0.0015839, 2) == "1.6·10⁻³"
+    assert prose.power_of_ten(9.996e-5, 3) == "1.00·10⁻⁴"
+    assert prose.power_of_ten(3.01e9, 1, "×") == "3×10⁹" and prose.power_of_ten(9.7e10, 1, "×") == "1×10¹¹"
+    assert prose.power_of_ten(0.0) == "0"
+
+
+def test_order_of_magnitude_rounds_the_exponent_and_refuses_non_positive_values():
+    assert prose.order_of_magnitude(1000.0) == "10³" and prose.order_of_magnitude(1.33e-6) == "10⁻⁶"
+    assert prose.order_of_magnitude(3163.0) == "10⁴" and prose.order_of_magnitude(3162.0) == "10³"
+    for bad in (0.0, -1.0, float("nan")):
+        with pytest.raises(ValueError):
+            prose.order_of_magnitude(bad)
+
+
+def test_percent_keeps_whole_percent_and_one_digit_below_one_percent():
+    assert prose.percent(0.4013) == "40 %" and prose.percent(0.0329) == "3 %"
+    assert prose.percent(0.001645) == "0.2 %" and prose.percent(0.0872) == "9 %"
+
+
+def test_thousands():
+    assert prose.thousands(50890) == "50,890" and prose.thousands(785) == "785"
+
+
+def _page(tmp_path, markdown, code):
+    nb = {"cells": [{"cell_type": "markdown", "source": [markdown]}, {"cell_type": "code", "source": [code]}]}
+    path = tmp_path / "page.ipynb"
+    path.write_text(json.dumps(nb), encoding="utf-8")
+    return path
+
+
+def test_glue_coverage_finds_unglued_citations_and_uncited_glues(tmp_path):
+    page = _page(tmp_path, "a {glue:text}`x-a` b {glue:text}`x-b:.1f` c {glue}`lit` d {glue:text}`pre-7`",
+                 'book.glue("lit", 1)\nfor k, v in d.items():\n    book.glue(f"pre-{k}", v)')
+    assert prose.glue_coverage(page, {"x-a", "x-b"}) == (set(), set())
+    assert prose.glue_coverage(page, {"x-a"}) == ({"x-b"}, set())
+    assert prose.glue_coverage(page, {"x-a", "x-b", "x-c"}) == (set(), {"x-c"})
+    no_prefix = _page(tmp_path, "{glue:text}`pre-7`", 'book.glue("lit", 1)')
+    assert prose.glue_coverage(no_prefix, set()) == ({"pre-7"}, set())
