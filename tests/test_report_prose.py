@@ -4,6 +4,7 @@ check that a page's text cites exactly the names its facts glue."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -63,3 +64,37 @@ def test_glue_coverage_finds_unglued_citations_and_uncited_glues(tmp_path):
     assert prose.glue_coverage(page, {"x-a", "x-b", "x-c"}) == (set(), {"x-c"})
     no_prefix = _page(tmp_path, "{glue:text}`pre-7`", 'book.glue("lit", 1)')
     assert prose.glue_coverage(no_prefix, set()) == ({"pre-7"}, set())
+
+
+def test_cross_document_glues_resolve_to_the_cited_notebook(tmp_path):
+    (tmp_path / "part").mkdir()
+    nb = {"cells": [{"cell_type": "code", "source": [], "outputs": [
+        {"output_type": "display_data", "data": {"text/plain": "'177'"},
+         "metadata": {"scrapbook": {"name": "rc", "mime_prefix": "application/papermill.record/"}}}]}]}
+    (tmp_path / "part" / "chapter.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+    page = tmp_path / "part" / "index.md"
+    page.write_text("R_c = {glue:text}`chapter.ipynb::rc:s` and {glue:text}`chapter.ipynb::gone`", encoding="utf-8")
+    refs = prose.cross_document_glues(page)
+    assert [(p.name, n, f) for p, n, f in refs] == [("chapter.ipynb", "rc", ":s"), ("chapter.ipynb", "gone", "")]
+    assert prose.stored_glue_names(tmp_path / "part" / "chapter.ipynb") == {"rc"}
+
+
+BOOK = Path(__file__).resolve().parents[1] / "book"
+
+
+def test_every_cross_document_glue_of_the_book_resolves():
+    """Every ``{glue:text}`doc::name:fmt``` of the book names a notebook that exists, a name its
+    stored outputs hold, and a format (MyST-NB needs one to see the ``::``)."""
+    pages = sorted(BOOK.rglob("*.md")) + sorted(BOOK.rglob("*.ipynb"))
+    pages = [p for p in pages if "_build" not in p.parts]
+    problems = []
+    for page in pages:
+        for notebook, name, fmt in prose.cross_document_glues(page):
+            where = f"{page.relative_to(BOOK)} -> {notebook.name}::{name}"
+            if not notebook.exists():
+                problems.append(f"{where}: no such notebook")
+            elif name not in prose.stored_glue_names(notebook):
+                problems.append(f"{where}: not glued there")
+            if not fmt:
+                problems.append(f"{where}: no format (write ::{name}:s)")
+    assert not problems, problems

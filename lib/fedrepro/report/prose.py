@@ -7,6 +7,12 @@ quotes and format it with these helpers; the page glues the texts
 (``for name, text in facts.glued(profile).items(): book.glue(name, text)``) and cites them with
 ``{glue:text}`` roles. :func:`glue_coverage` tells a test which cited names nothing glues and
 which glued names the text never cites. The formats keep round-off digits out of the text.
+
+A page without code (an ``.md`` page: a part's index, the errata) cites a number glued by a
+notebook of the book as ``{glue:text}`experiments.ipynb::name:s``` (path relative to the page;
+the trailing format is required: MyST-NB splits the last ``:`` off as the format before it looks
+for ``::``). :func:`cross_document_glues` lists such citations and :func:`stored_glue_names` the
+names a notebook's stored outputs hold, so that a test can check that every citation resolves.
 """
 
 from __future__ import annotations
@@ -18,13 +24,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["number_word", "times_word", "span", "power_of_ten", "order_of_magnitude", "percent", "thousands",
-           "glue_coverage"]
+           "glue_coverage", "cross_document_glues", "stored_glue_names"]
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
           "twelve")
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
 _CITED = re.compile(r"\{glue(?::text)?\}`([A-Za-z0-9_.-]+?)(?::[^`]*)?`")
 _GLUED = re.compile(r"""\bglue\(\s*["']([A-Za-z0-9_.-]+)["']""")
+_CROSS = re.compile(r"\{glue(?::text)?\}`([^`]+?)::([A-Za-z0-9_.-]+)(:[^`:]*)?`")
 _GLUED_PREFIX = re.compile(r"""\bglue\(\s*f["']([A-Za-z0-9_.-]*)\{""")
 
 
@@ -93,3 +100,23 @@ def glue_coverage(notebook: str | Path, glued: Iterable[str]) -> tuple[set[str],
     prefixes = tuple(_GLUED_PREFIX.findall(code))
     missing = {n for n in cited - glued - set(_GLUED.findall(code)) if not n.startswith(prefixes)}
     return missing, glued - cited
+
+
+def cross_document_glues(page: str | Path) -> list[tuple[Path, str, str]]:
+    """The ``{glue:text}`doc::name:fmt``` citations of a page (``.md``, or an ``.ipynb``'s
+    markdown): (the cited notebook's path, resolved against the page's folder, the name, the
+    format with its colon, ``""`` when missing)."""
+    page = Path(page)
+    if page.suffix == ".ipynb":
+        cells = json.loads(page.read_text(encoding="utf-8"))["cells"]
+        text = "".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    else:
+        text = page.read_text(encoding="utf-8")
+    return [((page.parent / doc).resolve(), name, fmt) for doc, name, fmt in _CROSS.findall(text)]
+
+
+def stored_glue_names(notebook: str | Path) -> set[str]:
+    """The glue names that a notebook's stored outputs hold (what other pages can cite)."""
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
+    return {o["metadata"]["scrapbook"]["name"] for c in cells for o in c.get("outputs", [])
+            if isinstance(o.get("metadata"), dict) and "name" in o["metadata"].get("scrapbook", {})}
