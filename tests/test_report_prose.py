@@ -98,3 +98,12 @@ def test_every_cross_document_glue_of_the_book_resolves():
             if not fmt:
                 problems.append(f"{where}: no format (write ::{name}:s)")
     assert not problems, problems
+
+
+def test_a_name_cited_only_by_another_page_counts_as_cited(tmp_path):
+    (tmp_path / "_toc.yml").write_text("root: intro\n", encoding="utf-8")
+    (tmp_path / "part").mkdir()
+    chapter = _page(tmp_path / "part", "{glue:text}`here`", "")
+    assert prose.glue_coverage(chapter, {"here", "there"}) == (set(), {"there"})
+    (tmp_path / "part" / "index.md").write_text("{glue:text}`page.ipynb::there:s`", encoding="utf-8")
+    assert prose.glue_coverage(chapter, {"here", "there"}) == (set(), set())

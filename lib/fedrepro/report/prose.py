@@ -91,15 +91,27 @@ def glue_coverage(notebook: str | Path, glued: Iterable[str]) -> tuple[set[str],
     """For a page and the names its ``facts.glued`` returns: the names its markdown cites that
     nothing glues (neither ``glued`` nor a ``glue("name", ...)`` call of the page, nor a
     ``glue(f"prefix{...}", ...)`` call whose literal prefix starts the name), and the names of
-    ``glued`` that its markdown never cites. Both are empty for a consistent page."""
-    nb = json.loads(Path(notebook).read_text(encoding="utf-8"))
+    ``glued`` that neither its markdown nor another page of the book (:func:`cross_document_glues`
+    of every page under the folder that holds ``_toc.yml``) cites. Both are empty for a consistent
+    page."""
+    notebook = Path(notebook).resolve()
+    nb = json.loads(notebook.read_text(encoding="utf-8"))
     text = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown")
     code = "".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
     cited = set(_CITED.findall(text))
     glued = set(glued)
     prefixes = tuple(_GLUED_PREFIX.findall(code))
     missing = {n for n in cited - glued - set(_GLUED.findall(code)) if not n.startswith(prefixes)}
-    return missing, glued - cited
+    return missing, glued - cited - _cited_elsewhere(notebook)
+
+
+def _cited_elsewhere(notebook: Path) -> set[str]:
+    root = next((d for d in notebook.parents if (d / "_toc.yml").exists()), None)
+    if root is None:
+        return set()
+    pages = [p for p in (*root.rglob("*.md"), *root.rglob("*.ipynb"))
+             if not any(part.startswith(("_build", ".")) for part in p.relative_to(root).parts)]
+    return {name for page in pages for target, name, _ in cross_document_glues(page) if target == notebook}
 
 
 def cross_document_glues(page: str | Path) -> list[tuple[Path, str, str]]:
