@@ -204,3 +204,286 @@ def test_theory_facts_are_the_stored_checks_and_the_cnn(glued):
     # d: the CNN of the runs, counted on a fresh model, and the d of the statements' checks
     assert f["d"] == num_parameters(make_cnn((1, 28, 28), seed=0)) == 582_026
     assert g["alidpfl-tf-d"] == "582,026"
+
+
+# --------------------------------------------------------------------------- the pages without code
+
+ERRATA = BOOK.parent / "errata.md"
+
+
+def _alidpfl_errata() -> str:
+    """The ALI-DPFL blocks of the errata: the entries and the block of the final list."""
+    text = ERRATA.read_text(encoding="utf-8")
+    entries = text.index("### ALI-DPFL\n")
+    end = min(i for i in (text.find("\n## ", entries), text.find("\n### ", entries + 1)) if i > 0)
+    summary = text.index("### ALI-DPFL\n", end)
+    tail = text.find("\n## ", summary)
+    tail = min(i for i in (tail, text.find("\n### ", summary + 1), text.find("\nWhenever", summary), len(text))
+               if i > 0)
+    return text[entries:end] + text[summary:tail]
+
+
+def _rendered(target: Path, name: str, fmt: str) -> str:
+    """What MyST-NB pastes for ``{glue:text}`doc::name:fmt``` (the stored text/plain of the glue,
+    formatted as the role does)."""
+    from myst_nb.core.variables import format_plain_text
+
+    cells = json.loads(target.read_text(encoding="utf-8"))["cells"]
+    for c in cells:
+        for o in c.get("outputs", []):
+            meta = o.get("metadata")
+            if isinstance(meta, dict) and meta.get("scrapbook", {}).get("name") == name:
+                data = o["data"]
+                plain = data.get("text/plain", data.get("application/papermill.record/text/plain"))
+                return format_plain_text("".join(plain) if isinstance(plain, list) else plain, fmt.lstrip(":"))
+    raise KeyError(f"{target.name}: no glue {name!r}")
+
+
+def _citations(text: str, page: Path) -> dict[tuple[str, str], str]:
+    """(notebook name, glue name:format) → the rendered text, for the citations of ``text``."""
+    out = {}
+    for doc, name, fmt in prose._CROSS.findall(text):
+        target = (page.parent / doc).resolve()
+        out[(target.name, f"{name}{fmt}")] = _rendered(target, name, fmt)
+    return out
+
+
+def _paper_iteration_list() -> list[int]:
+    """The §VI-B list as the errata quotes it (the paper's values, typed)."""
+    import re
+
+    match = re.search(r"\\\{(79,[0-9,]+)\\\}", _alidpfl_errata())
+    assert match is not None
+    return [int(x) for x in match.group(1).split(",")]
+
+
+@pytest.mark.stored
+def test_accountant_errata_facts_against_the_accountant_and_the_privacy_scorecard(glued):
+    from fedrepro.chapters.privacy_accounting import claims
+    from fedrepro.chapters.privacy_accounting import experiments as privacy_experiments
+    from fedrepro.chapters.privacy_accounting import scorecard as privacy_scorecard
+    from fedrepro.privacy.budget import epsilon_after_steps
+
+    with read_only():
+        f = facts.accountant_errata_facts("paper")
+        counts = privacy_experiments.load(privacy_experiments.IterationCountsConfig(profile="paper"))
+    g = glued["settings"]
+    q, sigma, delta = 0.015, 1.1, 1e-5
+    # eq. (14) as printed against the accountant at 79, 317 and 1538 steps (claim C11's instance)
+    assert f["count_last"] == 1538 == max_steps_bisection(3.75, q, sigma, delta)
+    ratios = [claims.printed_theorem3_epsilon(n, q, sigma, delta)[0] / epsilon_after_steps(float(n), q, sigma, delta)[0]
+              for n in (79, 317, 1538)]
+    assert g["alidpfl-sf-printed-ratio"] == f"{min(ratios):.1f} to {max(ratios):.0f}"
+    ours = privacy_scorecard._alidpfl_c11().ours
+    assert ours == f"printed / accountant eps = {f['printed_ratio_min']:.3g} to {f['printed_ratio_max']:.3g}"
+    assert f["printed_ratio_min"] > 6  # the printed form overstates epsilon several times over
+    printed, order = claims.printed_theorem3_epsilon(79, q, sigma, delta)
+    assert (f["printed_79"], f["printed_order_79"]) == (printed, order) and g["alidpfl-sf-printed-order"] == "10"
+    # 79 steps spend the paper's budget 1.55 (to the bisection's tolerance 0.01)
+    assert g["alidpfl-sf-eps-79"] == "1.5504" and 1.55 <= f["eps_79"] < 1.55 + 0.01
+    # C18: 1585 = 317/0.2 is the design point nearest to 1538, 3 % away; 11.7 % = 177/158.5 - 1 the largest gap
+    assert f["design_last"] == 317 / 0.2 == 1585
+    assert g["alidpfl-sf-design-gap-last"] == prose.percent(1 - 1538 / 1585) == "3 %"
+    assert f["design_gap_max"] == pytest.approx(177 / 158.5 - 1) and g["alidpfl-sf-design-gap-max"] == "11.7 %"
+    # "the improved conversion would allow more steps for every budget"
+    assert f["improved_surplus_min"] > 0
+    assert (np.asarray(counts["bisection_improved_code"]) > np.asarray(counts["bisection_basic_paper"])).all()
+
+
+@pytest.mark.stored
+def test_labels_facts_are_the_labels_table_of_the_settings_page(glued):
+    from fedrepro.alidpfl.setting import expected_labels_per_client
+
+    with read_only():
+        f = facts.labels_facts("paper")
+        spec = settings.load_seeds("paper")[0]["spec"]
+    frame = settings.labels_frame({"spec": spec})
+    g = glued["settings"]
+    assert g["alidpfl-sf-labels-40"] == f"{frame.loc['40 random shards (expected)', 'labels per client']:.2f}" == "9.88"
+    assert g["alidpfl-sf-labels-4"] == f"{frame.loc['4 random shards (expected)', 'labels per client']:.2f}" == "3.45"
+    assert f["labels_40"] == expected_labels_per_client(400, 40)
+    assert g["alidpfl-sf-client-size"] == str(frame.loc["40 random shards (expected)", "|D_i| (mean)"]) == "6000"
+    assert g["alidpfl-sf-client-size-4"] == str(frame.loc["4 random shards (expected)", "|D_i| (mean)"]) == "600"
+    # "every client holds at least 9 labels" (seed 0), "most clients with three or four labels" needs 4 shards
+    assert f["labels_min"] == min(spec["labels_per_client"]) == 9 and len(spec["labels_per_client"]) == 10
+    assert 3 <= f["labels_4"] <= 4 < f["labels_min"]
+    # the paper's B = 75 is not q|D_i| at q = 0.015 for either client size
+    assert 75 / 600 != 0.015 and 75 / 6000 != 0.015
+
+
+@pytest.mark.stored
+def test_table2_facts_are_the_budgets_table_and_the_accountant(glued):
+    from fedrepro.alidpfl.budget import make_budgets
+
+    with read_only():
+        result = experiments.load_tables("paper")
+        code = tables.stored_tables("paper", 0, "authors_code")
+        f = facts.table2_facts("paper")
+    g = glued["experiments"]
+    budget = tables.budget_frame(result, "paper")
+    first = budget.loc["II: Rs=Rc, eps = 1.75"]
+    # tau = 1 stops at R_s rounds; tau = 3 at floor(R_c / 3) rounds of 3 iterations
+    assert g["alidpfl-ef-first-tau1-used"] == str(min(158, 177)) == f"{first['iterations, tau = 1']:.0f}"
+    assert g["alidpfl-ef-first-tau3-used"] == str(min(3 * 158, 177 // 3 * 3)) == "177"
+    assert g["alidpfl-ef-first-share"] == f"{158 / 177:.2f}"
+    # the other five columns of Table II: R_c from the accountant, at most R_s
+    others = [(1.85, 231), (2.0, 317), (1.55, 158), (1.65, 231), (1.75, 317)]
+    assert all(make_budgets(e, r, q=0.015, sigma=1.1, delta=1e-5).iterations <= r for e, r in others)
+    assert g["alidpfl-ef-condition-i-others"] == prose.number_word(len(others))
+    # tau* of the ALI-DPFL runs (Fig. 6)
+    taus = [t for n, r in result["runs"].items() if n.startswith("ali-") for t in r["taus"]]
+    assert (f["tau_min"], f["tau_max"]) == (min(taus), max(taus)) == (1, 5)
+    # the index: ALI-DPFL beats tau = 1 in every cell where it runs on its own and falls below the
+    # best fixed tau in every cell with R_s < R_c, under the spec's reading and the authors' code's
+    keys = [k for t in ("III", "IV") for k in tables.cell_keys(result, t)]
+    table = result["table"]
+    own = keys + [tables.cell_key("II", "Rs=Rc", 1.75)]
+    assert all(table[k]["ALI-DPFL"] > table[k]["tau=1"] for k in own)
+    condition_i = [k for k in tables.cell_keys(result, "II") if k not in own]
+    assert len(condition_i) == 5 and all(table[k]["ALI-DPFL"] == table[k]["tau=1"] for k in condition_i)
+    assert all(m < 0 for m in tables.ali_vs_fixed(table, keys)["margins"])
+    summary = tables.authors_code_summary(result, code)
+    assert summary["ali_above"] == 0 and summary["ali_cells"] == len(keys) == 6
+    assert 0 < summary["closed"] < 0.5  # "closes less than half of the gap" (cited as a percentage)
+
+
+@pytest.mark.stored
+def test_theory_errata_facts_are_the_calls_the_errata_name(glued):
+    from fedrepro.alidpfl.checks import lemma3, statements, theorem1, theorem2
+
+    with read_only():
+        f = facts.theory_errata_facts("paper")
+    g = glued["theory"]
+    # Theorem 1: the errata's call (tau = 4) has the same first step as the stored check (tau = 6)
+    observed, bound = theorem1.theorem1_gap(tau=4, sigma=1.1, clip=1.0, batch=10.0)
+    assert g["alidpfl-tf-t1-mc"] == f"{observed[1]:.3f}" and bound[1] == 0
+    assert g["alidpfl-tf-t1-exact"] == f"{theorem1.expected_gap_at_one(1.1, 1.0, 10.0, 0.5, 5, 4):.3f}"
+    # Lemma 3
+    obs, bnd = lemma3.lemma3_error("sampled, no clipping")
+    assert (g["alidpfl-tf-l3-sampled"], g["alidpfl-tf-l3-sampled-bound"]) == (f"{obs:.2g}", f"{bnd:.2g}")
+    obs, bnd = lemma3.lemma3_error("full batch, clipped")
+    assert g["alidpfl-tf-l3-clipped"] == f"{obs:.3g}" and g["alidpfl-tf-l3-clipped-bound"] == "7.8·10⁻⁵"
+    assert bnd == pytest.approx(7.8e-5, rel=0.01)
+    noise, noise_bound = lemma3.lemma3_error("full batch, no clipping")
+    assert noise <= noise_bound / 2  # "at most sqrt(d) sigma C / B, half the bound"
+    # Theorem 2
+    assert (g["alidpfl-tf-jensen-inv-mean"], g["alidpfl-tf-jensen-mean-inv"]) == ("2.74", "501")
+    assert theorem2.jensen_step() == pytest.approx((1 / 0.365, (1000 + 1 / 0.729) / 2))
+    mean, bound = theorem2.final_step()
+    assert g["alidpfl-tf-final-tc"] == f"{1 / (bound - np.sqrt(3) / 3):.0f}" == f"{0.01 / 1e-4 + 0.99 / 0.999:.0f}"
+    assert (g["alidpfl-tf-final-mean"], g["alidpfl-tf-final-bound"]) == (f"{mean:.3g}", f"{bound:.3g}")
+    assert g["alidpfl-tf-x3-max"] == f"{2 * np.sqrt(3) / 9:.3f}"
+    rise, fall = theorem2.lemma6_noisy_step(beta=1.0, eta=0.5, noise=0.3)
+    assert (g["alidpfl-tf-lemma6-rise"], g["alidpfl-tf-lemma6-fall"]) == ("0.01125", "0.03375")
+    assert rise == pytest.approx(0.5 * 0.15 ** 2) and -fall == pytest.approx(0.5 * 0.75 * 0.09)
+    # §III to §V as printed
+    d3 = statements.definition3_direction(alpha=8)
+    assert g["alidpfl-tf-def3-divergence"] == f"{d3['formula']:.4g}" and g["alidpfl-tf-def3-allowed"] == "0.000717"
+    assert d3["printed_allowed_R"] == pytest.approx(d3["divergence"] / 2)
+    assert g["alidpfl-tf-clipped-norm"] == f"{statements.clipping_printed(np.array([3.0, 4.0]), 0.1)[0]:g}" == "5"
+    assert g["alidpfl-tf-eq7-residual"] == f"{statements.eq7_residual()['printed']:.2f}"
+    noise8, bound8 = statements.eq8_auxiliary_noise()
+    assert (g["alidpfl-tf-eq8-noise"], g["alidpfl-tf-eq8-bound"]) == (f"{noise8:.1f}", f"{bound8:.3g}")
+    assert g["alidpfl-tf-eq11-h1"] == f"{0.5 * 0.1 * (1 - 1 / 90):.3g}"
+    assert f["eq11_h1"] == pytest.approx(statements.eq11_h_at_one(xi=0.1, eta=0.5, batch=90.0)["printed"])
+
+
+@pytest.mark.stored
+def test_the_estimates_audit_statements_of_the_errata():
+    from fedrepro.chapters.privacy_audit import estimates as audit
+
+    with read_only():
+        rows = {r["reading"]: r for r in audit.load_estimates_audit("paper")["rows"]}
+    for r in rows.values():
+        # "flags the canary in every report that contains it and never otherwise"
+        assert r["out_fraction_detected"] == 0.0
+        se = np.sqrt(r["inclusion_probability"] * (1 - r["inclusion_probability"]) / r["trials"])
+        assert abs(r["in_fraction_detected"] - r["inclusion_probability"]) <= 4 * se
+        # the lower bound exceeds the epsilon of the round
+        assert r["empirical_epsilon_lower"] > r["claimed_epsilon"]
+
+
+@pytest.mark.stored
+def test_the_index_and_the_errata_cite_what_the_independent_sources_give():
+    """Every citation of the ALI-DPFL index and of the ALI-DPFL blocks of the errata renders the
+    text an independent source gives (each citation must be listed here)."""
+    from fedrepro.chapters.privacy_accounting import claims
+    from fedrepro.chapters.privacy_accounting import experiments as privacy_experiments
+    from fedrepro.chapters.privacy_audit import estimates as audit
+    from fedrepro.privacy.budget import epsilon_after_steps
+
+    with read_only():
+        result = experiments.load_tables("paper")
+        code = tables.stored_tables("paper", 0, "authors_code")
+        seeds = settings.load_seeds("paper")
+        spread = tables.seeds_spread_frame(tables.stored_seeds("paper", "spec"))
+        stored_counts = privacy_experiments.load(privacy_experiments.IterationCountsConfig(profile="paper"))
+        rows = {r["reading"]: r for r in audit.load_estimates_audit("paper")["rows"]}
+    frame = settings.seeds_frame(seeds, settings.paper_level_79())
+    mean = frame["mean (%)"]
+    counts = tables.summary_counts(result)
+    budget = tables.budget_frame(result, "paper")
+    own = budget[budget["R_s"] < budget["R_c"]]
+    used = own["ALI-DPFL iterations"] / own["R_c"]
+    ratio = tables.unaccounted_frame(result)["ratio"]
+    summary = tables.authors_code_summary(result, code)
+    paper_list = _paper_iteration_list()
+    q, sigma, delta = 0.015, 1.1, 1e-5
+    printed = [claims.printed_theorem3_epsilon(n, q, sigma, delta)[0] / epsilon_after_steps(float(n), q, sigma, delta)[0]
+               for n in (79, 317, 1538)]
+    index_expected = {
+        ("settings.ipynb", "alidpfl-sf-spec-gap:s"): f"{settings.paper_level_79() - mean[settings.READINGS['spec'][0]]:.1f}",
+        ("settings.ipynb", "alidpfl-sf-eta4-gain:s"):
+            f"{mean[settings.READINGS['eta-4'][0]] - mean[settings.READINGS['spec'][0]]:.1f}",
+        ("settings.ipynb", "alidpfl-public-code-iterations:d"): str(settings.public_code_iterations()),
+        ("settings.ipynb", "alidpfl-sf-printed-ratio:s"): f"{min(printed):.1f} to {max(printed):.0f}",
+        ("experiments.ipynb", "alidpfl-tables-within:d"): str(counts["within"]),
+        ("experiments.ipynb", "alidpfl-tables-cells:d"): str(counts["cells"]),
+        ("experiments.ipynb", "alidpfl-tables-mean-diff:s"): f"{counts['mean']:.1f}",
+        ("experiments.ipynb", "alidpfl-ef-tau-min:s"): "1",
+        ("experiments.ipynb", "alidpfl-ef-tau-max:s"): "5",
+        ("experiments.ipynb", "alidpfl-ali-mean-tau-low:s"): f"{own['mean tau*'].min():.1f}",
+        ("experiments.ipynb", "alidpfl-ali-mean-tau-high:s"): f"{own['mean tau*'].max():.1f}",
+        ("experiments.ipynb", "alidpfl-ali-used-low:s"): f"{used.min():.0%}",
+        ("experiments.ipynb", "alidpfl-ali-used-high:s"): f"{used.max():.0%}",
+        ("experiments.ipynb", "alidpfl-ali-margin:s"): f"{tables.ali_margin(result):.1f}",
+        ("experiments.ipynb", "alidpfl-unaccounted-low:s"): f"{ratio.min():.1f}",
+        ("experiments.ipynb", "alidpfl-unaccounted-high:s"): f"{ratio.max():.1f}",
+        ("experiments.ipynb", "alidpfl-ef-first-rc:s"): str(int(budget.loc["II: Rs=Rc, eps = 1.75", "R_c"])),
+        ("experiments.ipynb", "alidpfl-ef-median-range:s"): f"{spread['median range (points)'].max():.1f}",
+        ("experiments.ipynb", "alidpfl-code-shift:.1f"): f"{summary['shift']:.1f}",
+        ("experiments.ipynb", "alidpfl-code-closed:.0%"): f"{summary['closed']:.0%}",
+    }
+    index = BOOK / "index.md"
+    assert _citations(index.read_text(encoding="utf-8"), index) == index_expected
+    # the index's words around them
+    assert 0 == counts["within"] and counts["mean"] < -20 and used.min() < 0.5 and summary["closed"] < 0.5
+
+    ours = [int(n) for n in stored_counts["bisection_basic_paper"]]
+    matched = sum(a == b for a, b in zip(ours, paper_list, strict=True))
+    audit_paper, audit_library = rows["paper"], rows["library"]
+    errata_expected = {
+        ("privacy-accounting.ipynb", "privacy-n-match:d"): str(matched),
+        ("privacy-accounting.ipynb", "privacy-count-375:d"): str(max_steps_bisection(3.75, q, sigma, delta)),
+        ("privacy-accounting.ipynb", "privacy-eps-1585:.3f"): f"{epsilon_after_steps(1585.0, q, sigma, delta)[0]:.3f}",
+        ("privacy-accounting.ipynb", "privacy-printed-79:.2f"): f"{claims.printed_theorem3_epsilon(79, q, sigma, delta)[0]:.2f}",
+        ("privacy-audit.ipynb", "audit-est-claim:.2f"): f"{audit_paper['claimed_epsilon']:.2f}",
+        ("privacy-audit.ipynb", "audit-est-paper_lower:.1f"): f"{audit_paper['empirical_epsilon_lower']:.1f}",
+        ("privacy-audit.ipynb", "audit-est-library_lower:.1f"): f"{audit_library['empirical_epsilon_lower']:.1f}",
+        ("experiments.ipynb", "alidpfl-ef-first-rc:s"): "177",
+        ("experiments.ipynb", "alidpfl-unaccounted-low:s"): f"{ratio.min():.1f}",
+        ("experiments.ipynb", "alidpfl-unaccounted-high:s"): f"{ratio.max():.1f}",
+    }
+    with read_only():
+        for page in facts.PAGES:
+            for name, text in facts.glued("paper", page).items():
+                errata_expected.setdefault((f"{page}.ipynb", f"{name}:s"), text)
+    cited = _citations(_alidpfl_errata(), ERRATA)
+    assert all(cited[k] == errata_expected[k] for k in cited), {k: (v, errata_expected.get(k)) for k, v in cited.items()
+                                                                 if v != errata_expected.get(k)}
+    # the facts glued for these pages (not cited by their own notebook) are cited here
+    for key in ("alidpfl-sf-eps-79", "alidpfl-sf-labels-min", "alidpfl-ef-first-share", "alidpfl-tf-eq11-h1"):
+        assert any(name == f"{key}:s" for _, name in cited)
+    # the errata's words around them: 1585 spends more than 3.75 + the tolerance 0.01; one count of ten differs
+    assert epsilon_after_steps(1585.0, q, sigma, delta)[0] > 3.75 + 0.01 and matched == len(paper_list) - 1
+    assert audit_paper["inclusion_probability"] == 1.0

@@ -288,3 +288,24 @@ def test_comparison_statements_beside_the_glued_numbers():
             assert float(row["K* its tuning reached"].split(" to ")[0]) > 1000
         else:
             assert row["this reading"] == "not reached"
+
+
+@pytest.mark.stored
+def test_worst_case_facts_the_errata_cite_are_a_plain_loop_over_the_grid(glued):
+    """The errata's Propositions 1-3 entries: the points where the printed ||S|| is below the
+    exact one-round rate, per solver, of the 60 grid points (typed there), all at rho < 1, and
+    the smallest printed ||S|| / exact (local GD)."""
+    with read_only():
+        grid = experiments.load_grid("paper")
+    below, points, smallest = {"gd": 0, "agd": 0}, {"gd": 0, "agd": 0}, {"gd": np.inf, "agd": np.inf}
+    for u in render._rate_units(grid):
+        ratio = np.asarray(u["S_paper"]) / np.asarray(u["pep"])
+        low = ratio < 1 - RATE_RTOL
+        below[u["solver"]] += int(low.sum())
+        points[u["solver"]] += ratio.size
+        smallest[u["solver"]] = min(smallest[u["solver"]], float(ratio.min()))
+        assert (np.asarray(u["rho"])[low] < 1).all()  # the errata: "all with rho < 1"
+    assert points == {"gd": 60, "agd": 60}  # the errata: "of the 60 (rho, Ne) grid points"
+    assert glued["worst-case"]["fedplt-wc-gd-paper-below"] == str(below["gd"])
+    assert glued["worst-case"]["fedplt-wc-agd-paper-below"] == str(below["agd"])
+    assert glued["worst-case"]["fedplt-wc-gd-paper-min"] == f"{smallest['gd']:.3f}"

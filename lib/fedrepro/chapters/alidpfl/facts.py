@@ -20,10 +20,10 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.report.prose import span
+from fedrepro.report.prose import number_word, percent, power_of_ten, span
 
 __all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "tau1_growth_facts", "experiments_facts",
-           "theory_facts"]
+           "theory_facts", "accountant_errata_facts", "labels_facts", "table2_facts", "theory_errata_facts"]
 
 #: The pages whose prose :func:`glued` serves (the notebook's name under ``book/alidpfl/``).
 PAGES: tuple[str, ...] = ("settings", "experiments", "theory")
@@ -72,7 +72,8 @@ def reading_facts(profile: str = "paper") -> dict[str, float]:
     (expected batch over the divisor 64); the step's bound ηC beside the noise; the per-sample
     gradients of ALI-DPFL's estimates per client and round (2 × 512) and of the exact F_i (two
     passes over D_i) and their ratio to the τ = 1 accounted ones (q·|D_i|); the paper's τ = 1
-    accuracy at ε = 1.55 (Table II) less the spec's and the non-private mean, and the largest
+    accuracy at ε = 1.55 (Table II) less the spec's and the non-private mean, the gain of η = 4
+    over the spec's η = 0.5 (means over the seeds, points), and the largest
     |best over the curve − final accuracy| over the readings (means over the seeds, points)."""
     from fedrepro.alidpfl.tau_rule import unaccounted_evaluations
     from fedrepro.alidpfl.training import RunPlan
@@ -98,6 +99,7 @@ def reading_facts(profile: str = "paper") -> dict[str, float]:
             "step_bound": eta * clip, "unaccounted": float(u["unaccounted"]), "accounted": float(u["accounted"]),
             "full_passes": 2.0 * size, "full_ratio": 2.0 * size / batch,
             "spec_gap": paper - mean("spec"), "non_private_gap": paper - mean("non-private"),
+            "eta4_gain": mean("eta-4") - mean("spec"),
             "best_gap_max": float(max(gaps))}
 
 
@@ -172,8 +174,104 @@ def theory_facts(profile: str = "paper") -> dict[str, float]:
     return out
 
 
+def accountant_errata_facts(profile: str = "paper") -> dict[str, float]:
+    """The accountant's numbers of the errata's §VI-B and Theorem 3 entries (the stored iteration
+    counts of :mod:`fedrepro.chapters.privacy_accounting.experiments`, the paper's q, σ, δ): ε
+    that R_c = 79 steps spend (the paper's budget 1.55); eq. (14) as printed at 79 steps and
+    its best order; printed/accountant ε over 79, 317 and the last count (smallest, largest:
+    claim C11); the last count's relative gap to the design value 1585 = 317/0.2 and the largest
+    gap of the ten counts to their nearest design points (claim C18); and the smallest surplus of
+    the improved conversion's counts over the basic ones."""
+    from fedrepro.chapters.privacy_accounting import claims, experiments
+    from fedrepro.privacy.budget import epsilon_after_steps
+
+    cfg = experiments.IterationCountsConfig(profile=profile)
+    counts = experiments.load(cfg)
+    basic = np.asarray(counts["bisection_basic_paper"], dtype=float)
+    eps = list(np.asarray(counts["epsilon"], dtype=float))
+    steps = (basic[eps.index(_EPS_79)], basic[eps.index(2.0)], basic[-1])
+
+    def accountant(n: float) -> float:
+        return float(epsilon_after_steps(float(n), cfg.q, cfg.sigma, cfg.delta)[0])
+
+    printed = [claims.printed_theorem3_epsilon(int(n), cfg.q, cfg.sigma, cfg.delta) for n in steps]
+    ratios = [p[0] / accountant(n) for p, n in zip(printed, steps, strict=True)]
+    gaps, points = claims.design_gaps(basic, claims.design_iterations())
+    improved = np.asarray(counts["bisection_improved_code"], dtype=float)
+    return {"eps_79": accountant(steps[0]), "printed_79": float(printed[0][0]), "printed_order_79": float(printed[0][1]),
+            "printed_ratio_min": float(min(ratios)), "printed_ratio_max": float(max(ratios)),
+            "count_last": float(basic[-1]), "design_last": float(points[-1]), "design_gap_last": float(gaps[-1]),
+            "design_gap_max": float(gaps.max()), "improved_surplus_min": float((improved - basic).min())}
+
+
+def labels_facts(profile: str = "paper") -> dict[str, float]:
+    """Labels per client of the errata's §VI-A entry: the expected number under 40 and under 4
+    random shards of the 400 label-sorted ones (closed form), the fewest labels of a client of
+    the stored spec partition (seed 0), the clients' |D_i| there, and |D_i| with 4 shards in
+    place of 40."""
+    from fedrepro.alidpfl.setting import FederatedSetting, expected_labels_per_client
+    from fedrepro.chapters.alidpfl import settings
+
+    spec = settings.load_seeds(profile)[0]["spec"]
+    s = FederatedSetting()
+    size = float(np.mean(spec["client_sizes"]))
+    return {"labels_40": expected_labels_per_client(s.n_shards, s.shards_per_client),
+            "labels_4": expected_labels_per_client(s.n_shards, 4),
+            "labels_min": float(np.min(spec["labels_per_client"])), "client_size": size,
+            "client_size_4": size * 4 / s.shards_per_client}
+
+
+def table2_facts(profile: str = "paper") -> dict[str, float]:
+    """The budgets of Table II's first column ("R_s = R_c" at ε = 1.75) and of the ALI-DPFL runs:
+    R_s/R_c there, the local iterations τ = 1 and τ = 3 can use
+    (:func:`~fedrepro.chapters.alidpfl.tables.iterations_used`), the number of Table II's other
+    columns with R_s ≥ R_c, and the smallest and largest τ* of any ALI-DPFL run."""
+    from fedrepro.chapters.alidpfl import tables
+
+    result = _tables(profile)
+    frame = tables.budget_frame(result, profile)
+    ii = frame[frame.index.str.startswith("II:")]
+    first = ii.loc["II: Rs=Rc, eps = 1.75"]
+    rs, rc = int(first["R_s"]), int(first["R_c"])
+    others = ii.drop(index="II: Rs=Rc, eps = 1.75")
+    taus = np.concatenate([np.asarray(r["taus"]) for n, r in result["runs"].items() if n.startswith("ali-")])
+    return {"first_share": rs / rc, "tau1_used": float(tables.iterations_used(1, rs, rc)),
+            "tau3_used": float(tables.iterations_used(3, rs, rc)),
+            "condition_i_others": float((others["R_s"] >= others["R_c"]).sum()),
+            "tau_min": float(taus.min()), "tau_max": float(taus.max())}
+
+
+def theory_errata_facts(profile: str = "paper") -> dict[str, float]:
+    """The counterexamples of the errata's Theorem 1, Lemma 3, Theorem 2 and §III–§V entries,
+    from the stored checks of :mod:`fedrepro.chapters.alidpfl.theory`: Theorem 1's gap at the
+    first step (Monte Carlo and exact); Lemma 3's error and bound when sampling (no clipping) and
+    when clipping (full batch); the Jensen step's two sides; E[1/X] of the last step's
+    distribution (recomputed from it), E[X] and the bound; the maximum of x − x³; Lemma 6's rise
+    and the fall (27) promises; Definition 3's divergence and the level "≤" admits; the printed
+    clipping's norm; eq. (7)'s residual; eq. (8)'s noise and Lemma 3's bound; eq. (11)'s h(1)."""
+    from fedrepro.alidpfl.checks import lemma3, theorem2
+    from fedrepro.chapters.alidpfl import theory
+
+    res = theory.load_theory(profile)
+    cases = list(lemma3.LEMMA3_CASES)
+    sampled = res[f"lemma3_{cases.index('sampled, no clipping')}"]
+    clipped = res[f"lemma3_{cases.index('full batch, clipped')}"]
+    values, probs = (np.asarray(v, dtype=float) for v in theorem2.FINAL_STEP_COUNTEREXAMPLE)
+    return {"t1_mc": float(res["theorem1_noisy_observed"][1]), "t1_exact": float(res["theorem1_noisy_exact_at_one"]),
+            "l3_sampled": float(sampled[0]), "l3_sampled_bound": float(sampled[1]),
+            "l3_clipped": float(clipped[0]), "l3_clipped_bound": float(clipped[1]),
+            "jensen_inv_mean": float(res["jensen"][0]), "jensen_mean_inv": float(res["jensen"][1]),
+            "final_tc": float(probs @ (1.0 / values)), "final_mean": float(res["final_step"][0]),
+            "final_bound": float(res["final_step"][1]), "x3_max": float(res["x_minus_x3"][0]),
+            "lemma6_rise": float(res["lemma6"][0]), "lemma6_fall": float(-res["lemma6"][1]),
+            "def3_divergence": float(res["definition3"][0]), "def3_allowed": float(res["definition3"][2]),
+            "clipped_norm": float(res["clipping"][0]), "eq7_residual": float(res["eq7"][0]),
+            "eq8_noise": float(res["eq8"][0]), "eq8_bound": float(res["eq8"][1]), "eq11_h1": float(res["eq11"][0])}
+
+
 def _settings_glued(profile: str) -> dict[str, str]:
     acc, rd, gr = accounting_facts(), reading_facts(profile), tau1_growth_facts(profile)
+    ae, lb = accountant_errata_facts(profile), labels_facts(profile)
     return {
         "alidpfl-sf-epoch": f"{acc['epoch_steps']:.0f}",
         "alidpfl-sf-improved-ratio": span(acc["ratio_min"], acc["ratio_max"], ".1f"),
@@ -189,11 +287,24 @@ def _settings_glued(profile: str) -> dict[str, str]:
         "alidpfl-sf-improved-iterations": f"{acc['rc_improved']:.0f}",
         "alidpfl-sf-tau1-growth": f"{gr['growth']:.1f}",
         "alidpfl-sf-epoch-steps": f"{acc['epoch_steps_rc']:,.0f}",
+        # cited by the part's index and the errata
+        "alidpfl-sf-spec-gap": f"{rd['spec_gap']:.1f}",
+        "alidpfl-sf-eta4-gain": f"{rd['eta4_gain']:.1f}",
+        "alidpfl-sf-eps-79": f"{ae['eps_79']:.4f}",
+        "alidpfl-sf-printed-order": f"{ae['printed_order_79']:.0f}",
+        "alidpfl-sf-printed-ratio": f"{ae['printed_ratio_min']:.1f} to {ae['printed_ratio_max']:.0f}",
+        "alidpfl-sf-design-gap-last": percent(ae["design_gap_last"]),
+        "alidpfl-sf-design-gap-max": f"{100 * ae['design_gap_max']:.1f} %",
+        "alidpfl-sf-labels-40": f"{lb['labels_40']:.2f}",
+        "alidpfl-sf-labels-4": f"{lb['labels_4']:.2f}",
+        "alidpfl-sf-labels-min": f"{lb['labels_min']:.0f}",
+        "alidpfl-sf-client-size": f"{lb['client_size']:.0f}",
+        "alidpfl-sf-client-size-4": f"{lb['client_size_4']:.0f}",
     }
 
 
 def _experiments_glued(profile: str) -> dict[str, str]:
-    ex = experiments_facts(profile)
+    ex, t2 = experiments_facts(profile), table2_facts(profile)
     return {
         "alidpfl-ef-first-rc": f"{ex['first_rc']:.0f}",
         "alidpfl-ef-code-work": f"{ex['code_work']:.1f}",
@@ -201,11 +312,18 @@ def _experiments_glued(profile: str) -> dict[str, str]:
         "alidpfl-ef-median-range": f"{ex['median_range_max']:.1f}",
         "alidpfl-ef-iii-shortfall": span(ex["iii_shortfall_min"], ex["iii_shortfall_max"], ".1f"),
         "alidpfl-ef-misprint-dip": f"{ex['misprint_dip']:.1f}",
+        # cited by the part's index and the errata
+        "alidpfl-ef-first-share": f"{t2['first_share']:.2f}",
+        "alidpfl-ef-first-tau1-used": f"{t2['tau1_used']:.0f}",
+        "alidpfl-ef-first-tau3-used": f"{t2['tau3_used']:.0f}",
+        "alidpfl-ef-condition-i-others": number_word(int(t2["condition_i_others"])),
+        "alidpfl-ef-tau-min": f"{t2['tau_min']:.0f}",
+        "alidpfl-ef-tau-max": f"{t2['tau_max']:.0f}",
     }
 
 
 def _theory_glued(profile: str) -> dict[str, str]:
-    th = theory_facts(profile)
+    th, te = theory_facts(profile), theory_errata_facts(profile)
     return {
         "alidpfl-tf-det-ratio-3": f"{th['det_ratio_3']:.0f}",
         "alidpfl-tf-det-ratio-6": f"{th['det_ratio_6']:.0f}",
@@ -214,6 +332,28 @@ def _theory_glued(profile: str) -> dict[str, str]:
         "alidpfl-tf-lemma3-spare": f"{th['lemma3_spare']:.1f}",
         "alidpfl-tf-d": f"{th['d']:,.0f}",
         "alidpfl-tf-eq8-ratio": f"{th['eq8_ratio']:.0f}",
+        # cited by the errata
+        "alidpfl-tf-t1-mc": f"{te['t1_mc']:.3f}",
+        "alidpfl-tf-t1-exact": f"{te['t1_exact']:.3f}",
+        "alidpfl-tf-l3-sampled": f"{te['l3_sampled']:.2g}",
+        "alidpfl-tf-l3-sampled-bound": f"{te['l3_sampled_bound']:.2g}",
+        "alidpfl-tf-l3-clipped": f"{te['l3_clipped']:.3g}",
+        "alidpfl-tf-l3-clipped-bound": power_of_ten(te["l3_clipped_bound"], 2),
+        "alidpfl-tf-jensen-inv-mean": f"{te['jensen_inv_mean']:.3g}",
+        "alidpfl-tf-jensen-mean-inv": f"{te['jensen_mean_inv']:.0f}",
+        "alidpfl-tf-final-tc": f"{te['final_tc']:.0f}",
+        "alidpfl-tf-final-mean": f"{te['final_mean']:.3g}",
+        "alidpfl-tf-final-bound": f"{te['final_bound']:.3g}",
+        "alidpfl-tf-x3-max": f"{te['x3_max']:.3f}",
+        "alidpfl-tf-lemma6-rise": f"{te['lemma6_rise']:.4g}",
+        "alidpfl-tf-lemma6-fall": f"{te['lemma6_fall']:.4g}",
+        "alidpfl-tf-def3-divergence": f"{te['def3_divergence']:.4g}",
+        "alidpfl-tf-def3-allowed": f"{te['def3_allowed']:.3g}",
+        "alidpfl-tf-clipped-norm": f"{te['clipped_norm']:g}",
+        "alidpfl-tf-eq7-residual": f"{te['eq7_residual']:.2f}",
+        "alidpfl-tf-eq8-noise": f"{te['eq8_noise']:.1f}",
+        "alidpfl-tf-eq8-bound": f"{te['eq8_bound']:.3g}",
+        "alidpfl-tf-eq11-h1": f"{te['eq11_h1']:.3g}",
     }
 
 

@@ -7,7 +7,8 @@ through the chapter's own readers (this module is imported by none of them, so i
 their results' code) and returns a dict of floats and ints. :func:`glued` formats them as the
 page prints them; ``tests/test_dpfedpaq_facts.py`` pins them against the tables the page shows
 beside them. The protocol's settings (ε, C, γ, E, M, s grids and defaults) stay typed in the
-text.
+text. The same page also glues the numbers that the part's index and the DP-FedPAQ entries of
+the errata cite from it (:func:`scorecard_facts`: the part's line of the scorecard).
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import numpy as np
 
 from fedrepro.report.prose import number_word, order_of_magnitude, percent, thousands
 
-__all__ = ["glued", "no_noise_facts", "uplink_facts", "valid_facts", "growth_facts", "fig4_facts", "mlp_facts", "mlp_lr_facts"]
+__all__ = ["glued", "no_noise_facts", "uplink_facts", "valid_facts", "growth_facts", "fig4_facts", "mlp_facts", "mlp_lr_facts",
+           "scorecard_facts"]
 
 
 def _final_mean(run: Mapping[str, Any], metric: str = "loss") -> float:
@@ -59,7 +61,7 @@ def valid_facts(profile: str = "paper") -> dict[str, float]:
     norm ratio per device at ε = 1 (valid), its range over ε, the smallest ε of the wide grid at
     which the exactly calibrated valid run ends below the initial loss ln 10, the smallest ε from
     which the per-step heuristic trains (ends below ln 10), and the smallest ε from which the
-    authors' noise is below the model change."""
+    authors' noise is below the model change; the authors' noise-to-update ratio at ε = 1."""
     from fedrepro.chapters.dpfedpaq.experiments import tables
     from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
 
@@ -77,6 +79,7 @@ def valid_facts(profile: str = "paper") -> dict[str, float]:
     ratio = valid["‖z‖/‖u‖ rigorous"].to_numpy(dtype=float)
     trains = noise.index[noise["final loss"].to_numpy(dtype=float) < ln10]
     return {"ratio_eps1": float(valid.loc[1.0, "‖z‖/‖u‖ rigorous"]),
+            "authors_ratio_eps1": float(valid.loc[1.0, "‖z‖/‖u‖ authors_code"]),
             "ratio_min": float(ratio.min()), "ratio_max": float(ratio.max()),
             "valid_trains_eps": float(trains[0]) if len(trains) else math.nan,
             "per_step_trains_eps": from_on(valid["loss per_step"].to_numpy(dtype=float) < ln10),
@@ -160,12 +163,34 @@ def mlp_lr_facts(profile: str = "paper") -> dict[str, float]:
             "gap_min": float(gaps.min()), "gap_max": float(gaps.max())}
 
 
+def scorecard_facts(profile: str = "paper") -> dict[str, Any]:
+    """The part's items of the scorecard (:mod:`fedrepro.report.scorecard`), built from the
+    providers that report DP-FedPAQ items (this part's and the privacy-accounting chapter's):
+    the count per status and in all, and the claims that match on the seed means but hold on
+    fewer than all seeds decided alone (their ids and on how many seeds each holds). The
+    scorecard is the paper profile's whatever ``profile`` (the providers read the paper-profile
+    results; where they are missing, their items stay ``not-run``)."""
+    import re
+
+    from fedrepro.report import scorecard as sc
+
+    providers = [p for p in sc.PROVIDERS if p.startswith(("fedrepro.chapters.dpfedpaq.", "fedrepro.chapters.privacy_accounting."))]
+    items = [it for it in sc.build(sc.collect_outcomes(providers)) if it.paper == "dpfedpaq"]
+    counts = {status: sum(it.status == status for it in items) for status in sc.STATUSES}
+    fragile = {}
+    for it in items:
+        m = re.search(r"holds for (\d+) of (\d+) seeds", it.reason)
+        if it.status == "match" and m and int(m.group(1)) < int(m.group(2)):
+            fragile[it.id.rsplit("-", 1)[1]] = (int(m.group(1)), int(m.group(2)))
+    return {"items": len(items), **counts, "fragile": dict(sorted(fragile.items(), key=lambda kv: int(kv[0][1:])))}
+
+
 def glued(profile: str = "paper") -> dict[str, str]:
     """Every number the page's prose quotes, formatted as the page prints it, by glue name
     (the page's hidden cell glues each; the formats keep round-off digits out of the text)."""
     nn, up, va = no_noise_facts(profile), uplink_facts(profile), valid_facts(profile)
     gr, ml, lr = growth_facts(profile), mlp_facts(profile), mlp_lr_facts(profile)
-    f4 = fig4_facts(profile)
+    f4, sc = fig4_facts(profile), scorecard_facts(profile)
     lr_gaps = f"{100 * lr['gap_min']:.0f} to {100 * lr['gap_max']:.0f} %"
     return {
         "dpfedpaq-ex-noclip-loss": f"{nn['loss_clip_min']:.2f}",
@@ -196,4 +221,12 @@ def glued(profile: str = "paper") -> dict[str, str]:
         "dpfedpaq-ex-softmax-s10-gap": percent(ml["softmax_gap_s10"]),
         "dpfedpaq-ex-proper-lr": f"{lr['proper_lr']:g}",
         "dpfedpaq-ex-lr-gaps": lr_gaps,
+        # cited by the part's index and the errata
+        "dpfedpaq-ex-authors-ratio": f"{va['authors_ratio_eps1']:.2f}",
+        "dpfedpaq-ex-scorecard-items": str(sc["items"]),
+        "dpfedpaq-ex-scorecard-match": str(sc["match"]),
+        "dpfedpaq-ex-scorecard-miss": str(sc["miss"]),
+        "dpfedpaq-ex-scorecard-erratum": str(sc["erratum"]),
+        "dpfedpaq-ex-seed-fragile": number_word(len(sc["fragile"])),
+        "dpfedpaq-ex-seed-fragile-ids": ", ".join(sc["fragile"]),
     }
