@@ -65,6 +65,14 @@ def test_a_claim_holding_only_at_an_improper_step_stays_open(monkeypatch):
     assert cause == "open" and evidence == "" and why.startswith("tried") and "eta0 = 1: final loss" in why
 
 
+def _glued() -> dict[str, str]:
+    from fedrepro.chapters.dpfedpaq.experiments import facts
+    from fedrepro.core.cache import read_only
+
+    with read_only():
+        return facts.glued("paper")
+
+
 def _cell(cell_id: str) -> str:
     import json
     from pathlib import Path
@@ -85,9 +93,11 @@ def test_stored_steps_support_the_page():
         gaps = mlp_lr_effects.quantizer_gaps("paper")
         cause, evidence, why = sc.learning_rate_cause("paper")
     assert proper == max(mlp_lr.LEARNING_RATES["paper"]) and set(status.values()) == {"miss"}
-    text = _cell("mlp-lr-prose")
-    assert f"{100 * min(gaps.values()):.0f} to {100 * max(gaps.values()):.0f} %" in text
-    assert "(the proper step is the largest tried,\n$\\eta_0=1$)" in text
+    # the page glues these numbers (experiments.facts); each cited glue is this computation's text
+    text, glued = _cell("mlp-lr-prose"), _glued()
+    assert glued["dpfedpaq-ex-lr-gaps"] == f"{100 * min(gaps.values()):.0f} to {100 * max(gaps.values()):.0f} %"
+    assert glued["dpfedpaq-ex-proper-lr"] == f"{proper:g}"
+    assert "{glue:text}`dpfedpaq-ex-lr-gaps`" in text and "$\\eta_0=${glue:text}`dpfedpaq-ex-proper-lr`" in text
     assert cause == "open" and evidence == "" and "eta0 = 1" in why
 
 
@@ -104,7 +114,13 @@ def test_stored_network_numbers_quoted_by_the_page():
     flat = next(r for r in rows if r["direction"] == "flat")
     soft, net = flat["softmax"].mean(axis=1), flat["network"].mean(axis=1)
     eps = next(r for r in rows if r["effect"] == "eps" and r["metric"] == "loss")
-    assert f"({eps['network'].mean(axis=1)[0]:.2f} at $k=100$, against {eps['softmax'].mean(axis=1)[0]:.2f}" in text
-    assert f"$s=1$ ends {100 * (net[0] / net[-1] - 1):.0f} % above the unquantized run " \
-           f"({net[0]:.2f} against {net[-1]:.3f}) and $s=10$ {100 * (net[1] / net[-1] - 1):.0f} % above, " \
-           f"against {100 * (soft[0] / soft[-1] - 1):.0f} % and {100 * (soft[1] / soft[-1] - 1):.1f} %" in text
+    glued = _glued()
+    expected = {"mlp-eps-loss": f"{eps['network'].mean(axis=1)[0]:.2f}",
+                "softmax-eps-loss": f"{eps['softmax'].mean(axis=1)[0]:.2f}",
+                "mlp-s1-gap": f"{100 * (net[0] / net[-1] - 1):.0f} %", "mlp-s1-loss": f"{net[0]:.2f}",
+                "mlp-none-loss": f"{net[-1]:.3f}", "mlp-s10-gap": f"{100 * (net[1] / net[-1] - 1):.0f} %",
+                "softmax-s1-gap": f"{100 * (soft[0] / soft[-1] - 1):.0f} %",
+                "softmax-s10-gap": f"{100 * (soft[1] / soft[-1] - 1):.1f} %"}
+    for name, value in expected.items():
+        assert glued[f"dpfedpaq-ex-{name}"] == value, name
+        assert f"{{glue:text}}`dpfedpaq-ex-{name}`" in text, name

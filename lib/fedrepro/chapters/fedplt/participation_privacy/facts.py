@@ -54,8 +54,9 @@ def table_vi_facts(profile: str = "paper") -> dict[str, Any]:
     rhos = np.asarray(r["tune_rhos"], dtype=float)
     best = rhos[np.nanargmin(tune[rows], axis=1)]
     counts = Counter(float(b) for b in best).most_common()
-    used = int(np.flatnonzero(np.isclose(rhos, float(r["rho"])))[0])
-    saving = 1.0 - np.nanmin(tune[rows], axis=1) / tune[rows, used]
+    used = np.flatnonzero(np.isclose(rhos, float(r["rho"])))  # empty when the grid lacks it (quick profile)
+    saving = (1.0 - np.nanmin(tune[rows], axis=1) / tune[rows, used[0]] if used.size
+              else np.full(int(rows.sum()), math.nan))
     others = ", ".join(f"{times_word(n)} {b:g}" for b, n in counts[1:])
     return {"rho": float(r["rho"]), "K_full": float(s["K_mean"][full]), "K_first": float(s["K_mean"][0]),
             "first_pct": float(fractions[0]), "paper_K_first": paper_k(0), "paper_K_full": paper_k(full),
@@ -181,8 +182,10 @@ def readings_example(profile: str = "paper", reading: str = "weight 0.5, s = 1.5
 
     frame = effects.effects_frame("fedplt-v1-TIII", profile)
     agents = sorted(int(a) for a in frame.index)
-    row = frame.loc[agents[-2]] if agents[-2] in frame.index else frame.loc[str(agents[-2])]
     misses = int(sum(c != "(match)" for c in frame["cause of the miss"]))
+    if reading not in frame.columns or len(agents) < 2:  # the quick profile runs other readings
+        return {"agents": agents[-1], "ours": math.nan, "paper": math.nan, "misses": misses}
+    row = frame.loc[agents[-2]] if agents[-2] in frame.index else frame.loc[str(agents[-2])]
     return {"agents": agents[-2], "ours": float(row[reading]), "paper": float(row["paper"]), "misses": misses}
 
 

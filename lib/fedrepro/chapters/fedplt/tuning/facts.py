@@ -184,8 +184,9 @@ def glued(profile: str = "paper") -> dict[str, str]:
 
     viii, ix, sens = table_viii_facts(profile), table_ix_facts(profile), sensitivity_facts(profile)
     rho, ne, rd = v1_rho_facts(profile), v1_ne_facts(profile), readings_facts(profile)
-    scale1 = next(v for (w, s), v in rd["other_rho"].items() if w == PRINTED_CLASS[0])
-    weight05 = next(v for (w, s), v in rd["other_rho"].items() if w != PRINTED_CLASS[0])
+    # the other readings' optima (the quick profile runs fewer readings: NaN where one is missing)
+    scale1 = next((v for (w, s), v in rd["other_rho"].items() if w == PRINTED_CLASS[0]), math.nan)
+    weight05 = next((v for (w, s), v in rd["other_rho"].items() if w != PRINTED_CLASS[0]), math.nan)
     return {
         "fedplt-tn-viii-paper-k": f"{viii['paper_K_viii_best']:.0f}",
         "fedplt-tn-paper-k-tuned": f"{viii['paper_K_tuned']:.0f}",
