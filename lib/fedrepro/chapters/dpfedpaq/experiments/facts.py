@@ -164,19 +164,18 @@ def mlp_lr_facts(profile: str = "paper") -> dict[str, float]:
 
 
 def scorecard_facts(profile: str = "paper") -> dict[str, Any]:
-    """The part's items of the scorecard (:mod:`fedrepro.report.scorecard`), built from the
-    providers that report DP-FedPAQ items (this part's and the privacy-accounting chapter's):
-    the count per status and in all, and the claims that match on the seed means but hold on
-    fewer than all seeds decided alone (their ids and on how many seeds each holds). The
-    scorecard is the paper profile's whatever ``profile`` (the providers read the paper-profile
-    results; where they are missing, their items stay ``not-run``)."""
+    """The part's line of the stored scorecard (:func:`fedrepro.report.scorecard.load`, the
+    paper profile's whatever ``profile``): the count per status and in all, and the claims that
+    match on the seed means but hold on fewer than all seeds decided alone (their ids and on how
+    many seeds each holds). Without a stored scorecard (a fresh quick-profile store) every count
+    is zero."""
     import re
 
     from fedrepro.report import scorecard as sc
 
-    providers = [p for p in sc.PROVIDERS if p.startswith(("fedrepro.chapters.dpfedpaq.", "fedrepro.chapters.privacy_accounting."))]
-    items = [it for it in sc.build(sc.collect_outcomes(providers)) if it.paper == "dpfedpaq"]
-    counts = {status: sum(it.status == status for it in items) for status in sc.STATUSES}
+    stored = sc.load() if sc.scorecard_path().is_file() else []
+    items = [it for it in stored if it.paper == "dpfedpaq"]
+    counts = sc.counts(items).get("dpfedpaq", dict.fromkeys(sc.STATUSES, 0))
     fragile = {}
     for it in items:
         m = re.search(r"holds for (\d+) of (\d+) seeds", it.reason)

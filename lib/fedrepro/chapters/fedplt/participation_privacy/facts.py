@@ -196,11 +196,22 @@ def _pct(x: float) -> str:
 def glued(profile: str = "paper") -> dict[str, str]:
     """Every number the page's prose quotes, formatted as the page prints it, by glue name
     (the page's hidden cell glues each; the formats keep round-off digits out of the text)."""
+    from fedrepro.chapters.fedplt.participation_privacy import scorecard as card
+
+    v1 = card.v1_rate_facts(profile)
     vi, sn = table_vi_facts(profile), s_norm_facts(profile)
     n2, n1 = noise_v2_facts(profile), noise_v1_facts(profile)
     fl, ex = floor_facts(profile), readings_example(profile)
     best = f"{vi['best_rho']:g}" + (f", {vi['best_rho_others']}" if vi["best_rho_others"] else "")
     return {
+        # v1 Table III (scorecard.v1_rate_facts: the rates and formula deviations the scorecard uses)
+        "fedplt-pp-v1-rho": f"{v1['rho_states']:g}",
+        "fedplt-pp-v1-rate-states": f"{v1['states']:.3f}",
+        "fedplt-pp-v1-rate-model": f"{v1['model_point']:.3f}",
+        "fedplt-pp-v1-rate-rho03": f"{v1['rate_rho03']:.2f}",
+        "fedplt-pp-v1-fit-paper-mean": f"{v1['fit_paper_mean']:.3f}",
+        "fedplt-pp-v1-fit-paper-sigma": f"{v1['fit_paper_sigma']:.3f}",
+        "fedplt-pp-v1-fit-ours-mean": f"{v1['fit_ours_mean']:.3f}",
         "fedplt-pp-rho": f"{vi['rho']:g}",
         "fedplt-pp-k-full": f"{vi['K_full']:.3g}",
         "fedplt-pp-k-first": f"{vi['K_first']:.3g}",
