@@ -228,15 +228,10 @@ def _rendered(target: Path, name: str, fmt: str) -> str:
     formatted as the role does)."""
     from myst_nb.core.variables import format_plain_text
 
-    cells = json.loads(target.read_text(encoding="utf-8"))["cells"]
-    for c in cells:
-        for o in c.get("outputs", []):
-            meta = o.get("metadata")
-            if isinstance(meta, dict) and meta.get("scrapbook", {}).get("name") == name:
-                data = o["data"]
-                plain = data.get("text/plain", data.get("application/papermill.record/text/plain"))
-                return format_plain_text("".join(plain) if isinstance(plain, list) else plain, fmt.lstrip(":"))
-    raise KeyError(f"{target.name}: no glue {name!r}")
+    glues = prose.stored_glues(target)
+    if glues.get(name) is None:
+        raise KeyError(f"{target.name}: no glue {name!r}")
+    return format_plain_text(glues[name], fmt.lstrip(":"))
 
 
 def _citations(text: str, page: Path) -> dict[tuple[str, str], str]:

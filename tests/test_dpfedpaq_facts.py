@@ -380,11 +380,10 @@ def _errata_section() -> str:
 
 def _stored_glue(notebook: Path, name: str) -> str:
     """The text/plain a notebook's stored outputs hold for a glued name."""
-    for cell in json.loads(notebook.read_text(encoding="utf-8"))["cells"]:
-        for out in cell.get("outputs", []):
-            if isinstance(out.get("metadata"), dict) and out["metadata"].get("scrapbook", {}).get("name") == name:
-                return next(str(v) for k, v in out["data"].items() if k.endswith("text/plain")).strip("'")
-    raise KeyError(name)
+    text = prose.stored_glues(notebook).get(name)
+    if text is None:
+        raise KeyError(name)
+    return text.strip("'")
 
 
 def test_pow10_reads_power_of_ten():

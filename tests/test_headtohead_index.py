@@ -6,25 +6,20 @@ those chapters; these tests pin the words around them."""
 from __future__ import annotations
 
 import ast
-import json
 from pathlib import Path
 
 import pytest
+
+from fedrepro.report import prose
 
 BOOK = Path(__file__).resolve().parents[1] / "book" / "head-to-head"
 EPSILONS = ("0p5", "1", "2", "4", "8")
 
 
 def _glued(notebook: str) -> dict[str, object]:
-    cells = json.loads((BOOK / notebook).read_text(encoding="utf-8"))["cells"]
-    out = {}
-    for c in cells:
-        for o in c.get("outputs", []):
-            name = o.get("metadata", {}).get("scrapbook", {}).get("name")
-            text = o.get("data", {}).get("application/papermill.record/text/plain")
-            if name and text is not None and not name.startswith("fig-"):
-                out[name] = ast.literal_eval(text)
-    return out
+    """The values the chapter glues (figures aside), read back from its stored outputs."""
+    return {name: ast.literal_eval(text) for name, text in prose.stored_glues(BOOK / notebook).items()
+            if text is not None and not name.startswith("fig-")}
 
 
 @pytest.fixture(scope="module")

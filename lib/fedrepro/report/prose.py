@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["number_word", "times_word", "span", "power_of_ten", "order_of_magnitude", "percent", "thousands",
-           "glue_coverage", "cross_document_glues", "stored_glue_names"]
+           "glue_coverage", "cross_document_glues", "stored_glues", "stored_glue_names"]
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
           "twelve")
@@ -127,8 +127,20 @@ def cross_document_glues(page: str | Path) -> list[tuple[Path, str, str]]:
     return [((page.parent / doc).resolve(), name, fmt) for doc, name, fmt in _CROSS.findall(text)]
 
 
+def stored_glues(notebook: str | Path) -> dict[str, str | None]:
+    """What a notebook's stored outputs glue: each name with its plain-text form (``repr`` of
+    the value; ``None`` for a name glued without one)."""
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
+    out: dict[str, str | None] = {}
+    for c in cells:
+        for o in c.get("outputs", []):
+            meta = o.get("metadata")
+            if isinstance(meta, dict) and "name" in meta.get("scrapbook", {}):
+                plain = o.get("data", {}).get("application/papermill.record/text/plain")
+                out[meta["scrapbook"]["name"]] = "".join(plain) if isinstance(plain, list) else plain
+    return out
+
+
 def stored_glue_names(notebook: str | Path) -> set[str]:
     """The glue names that a notebook's stored outputs hold (what other pages can cite)."""
-    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
-    return {o["metadata"]["scrapbook"]["name"] for c in cells for o in c.get("outputs", [])
-            if isinstance(o.get("metadata"), dict) and "name" in o["metadata"].get("scrapbook", {})}
+    return set(stored_glues(notebook))
