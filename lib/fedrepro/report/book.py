@@ -15,18 +15,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from fedrepro.core.profiles import PROFILES, check_profile
+
 __all__ = ["PROFILES", "ROUNDOFF_FLOOR", "check_profile", "glue", "roundoff", "sig3"]
 
-#: ``paper``: the papers' settings; ``quick``: every experiment shrunk so that the whole
-#: book runs in a few minutes (used by the tests).
-PROFILES: tuple[str, ...] = ("paper", "quick")
-
-
-def check_profile(profile: str) -> str:
-    """Validate the chapters' ``profile`` parameter."""
-    if profile not in PROFILES:
-        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
-    return profile
 
 
 def sig3(x: Any) -> str:
