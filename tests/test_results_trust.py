@@ -217,17 +217,25 @@ def test_processes_sharing_a_store_neither_crash_nor_duplicate_work(tmp_path):
     assert calls == 80  # each unit of each experiment computed exactly once
     for name in ("a", "b"):
         subj.run_units_experiment(str(serial), name, 40, str(tmp_path / "serial-log"))
-        assert (shared / "toy" / f"units-{name}.json").read_bytes() == \
-            (serial / "toy" / f"units-{name}.json").read_bytes()
+        assert _computed_bytes(shared / "toy" / f"units-{name}.json") == \
+            _computed_bytes(serial / "toy" / f"units-{name}.json")
     assert not list((shared / "toy").glob(".units/*/*.json"))  # unit files cleaned up
 
 
 # --------------------------------------------------------------------------- executors
 
 
+def _computed_bytes(path: Path) -> bytes:
+    """A stored file without its metadata (wall time, executor, workers: how it was computed,
+    which differs between runs) and the digest that covers it: what was computed, byte for byte."""
+    payload = json.loads(path.read_text())
+    assert payload["meta"]["wall_s"] >= 0 and payload["meta"]["executor"] in ("serial", "processes", "dask")
+    return json.dumps({k: v for k, v in payload.items() if k not in ("meta", "digest")}, sort_keys=True).encode()
+
+
 def _stored_bytes(root: Path, cfg: UnitsConfig, unit_fn=subj.run_random_unit) -> bytes:
     cache.run_units(cfg, cfg.units(), unit_fn, combine=subj.combine_norms, root=root, progress=False)
-    return cache.result_path(cfg, root).read_bytes()
+    return _computed_bytes(cache.result_path(cfg, root))
 
 
 def test_executor_choice_from_the_environment(monkeypatch):
@@ -277,7 +285,7 @@ def test_killed_worker_loses_at_most_the_units_in_progress(tmp_path, monkeypatch
     assert set(calls) == set(cfg.units())
     assert len(calls) - len(cfg.units()) <= 2  # the other worker's unit and one queued one
     monkeypatch.delenv("FEDREPRO_WORKERS")
-    assert cache.result_path(cfg, root).read_bytes() == _stored_bytes(tmp_path / "serial", cfg, subj.dying_unit)
+    assert _computed_bytes(cache.result_path(cfg, root)) == _stored_bytes(tmp_path / "serial", cfg, subj.dying_unit)
 
 
 @pytest.mark.slow

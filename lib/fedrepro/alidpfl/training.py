@@ -58,7 +58,6 @@ import hashlib
 import io
 import json
 import math
-import os
 import time
 from pathlib import Path
 from typing import Any, Literal
@@ -74,6 +73,7 @@ from fedrepro.alidpfl.dpsgd import DPSGDSettings, dpsgd_step, poisson_batch
 from fedrepro.alidpfl.models import make_cnn, num_parameters
 from fedrepro.alidpfl.setting import FederatedData
 from fedrepro.core.cache import atomic_write, code_hash
+from fedrepro.core.device import DEVICE_VARIABLE, resolve_device
 from fedrepro.core.validate import ParameterTypeError, check_int, check_interval, check_nonnegative, check_positive
 
 __all__ = ["RunPlan", "train", "evaluate", "client_generators", "check_data", "CheckpointError",
@@ -86,8 +86,6 @@ METHODS: tuple[str, ...] = ("fast", "stacked", "loop", "opacus")
 _MAGIC = b"fedrepro-checkpoint 2\n"
 #: A temporary checkpoint file older than this (seconds) was left by a killed writer.
 _ORPHAN_AGE_S = 600.0
-#: The environment variable naming the default torch device of :func:`train` (e.g. ``cuda``).
-DEVICE_VARIABLE = "FEDREPRO_TORCH_DEVICE"
 
 
 class CheckpointError(ValueError):
@@ -213,35 +211,6 @@ def client_generators(seed: int, n_clients: int) -> list[torch.Generator]:
         g.manual_seed(int(s.generate_state(1, np.uint64)[0]) & 0x7FFF_FFFF_FFFF_FFFF)
         gens.append(g)
     return gens
-
-
-def resolve_device(device: str | torch.device | None = None) -> torch.device:
-    """The torch device of a run: ``device``, else ``$FEDREPRO_TORCH_DEVICE``, else the CPU.
-
-    A CUDA device is prepared for reproducible float32 arithmetic: deterministic kernels
-    (``torch.use_deterministic_algorithms``, cuDNN without autotuning) and no TF32."""
-    if device is None:
-        device = os.environ.get(DEVICE_VARIABLE) or "cpu"
-    if not isinstance(device, (str, torch.device)):
-        raise ParameterTypeError(f"device must be a torch device or its name, got {type(device).__name__}")
-    try:
-        dev = torch.device(device)
-    except (RuntimeError, ValueError) as err:
-        raise ValueError(f"device {device!r} is not a torch device name (e.g. 'cpu', 'cuda', 'cuda:0'); "
-                         f"set it with train(device=...) or ${DEVICE_VARIABLE}") from err
-    if dev.type not in ("cpu", "cuda"):
-        raise ValueError(f"device must be a CPU or a CUDA device, got {device!r}")
-    if dev.type == "cuda":
-        if not torch.cuda.is_available():
-            raise ValueError(f"device {device!r} asked for (train(device=...) or ${DEVICE_VARIABLE}), "
-                             "but torch sees no CUDA device: unset it to train on the CPU")
-        os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True, warn_only=True)  # a kernel without one warns
-        torch.backends.cudnn.deterministic = True
-        torch.backends.cudnn.benchmark = False
-        torch.backends.cudnn.allow_tf32 = False
-        torch.backends.cuda.matmul.allow_tf32 = False
-    return dev
 
 
 def _check_images(name: str, x: np.ndarray, y: np.ndarray, shape: tuple[int, ...], classes: int) -> None:

@@ -3,19 +3,25 @@
 A result flows as ``config -> run(config) -> result -> data/results/<part>/<name>.json``.
 Each stored file records
 
-* the config (as plain JSON), the dotted path of its class and ``config_hash`` (SHA-256 of
-  its canonical JSON);
+* the config (as plain JSON), its declared ``identity`` (``part``, ``experiment``), the
+  dotted path of its class (where it lived when the result was stored: a hint, not part of
+  the identity) and ``config_hash`` (SHA-256 of the identity and the fields);
 * ``code_roots`` (the modules defining the config and its run function) and ``code_hash``:
   a hash of the normalised code of every library module those roots import, transitively
-  (:mod:`fedrepro.core.codehash`: computed from the import graph, never declared);
+  (:mod:`fedrepro.core.codehash`: computed from the import graph, never declared; module
+  names are not hashed, so code may move without making a result stale);
 * ``runner``: how to recompute it (the run function, or the unit function, the units and the
   combine function), which ``make verify`` uses;
-* the result itself (a plain dict of floats, ints, strings, lists and numpy arrays), and
+* the result itself (a plain dict of floats, ints, strings, lists and numpy arrays);
+* ``meta``: how it was computed -- wall time, machine, device, executor and workers, or the
+  migration that carried it over -- which is part of no identity (a result is the same
+  result whichever device or executor computed it) and which ``make verify`` uses to plan;
 * ``digest``: SHA-256 of the canonical JSON of everything above. A file whose digest does not
   match its contents is *corrupt* (edited by hand, or damaged) and never feeds the book.
 
 A stored result is *fresh* when its digest, config hash and code hash all match; otherwise it
-is stale or corrupt. What happens then depends on the context:
+is stale or corrupt. The code hash is taken from where the config class and its run
+functions live *now* (found by the declared identity), so moving them leaves it fresh. What happens then depends on the context:
 
 * ``make book`` (the default): it is recomputed and stored;
 * a read-only context -- :func:`read_only`, used by the scorecard, or a store named by
@@ -67,6 +73,7 @@ from fedrepro.core.records import (
     config_to_dict,
     decode,
     encode,
+    identity,
 )
 
 __all__ = [
@@ -99,7 +106,7 @@ __all__ = [
     "store",
 ]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 _LIB_ROOT = Path(__file__).resolve().parents[1]  # .../lib/fedrepro
 _REPO_ROOT = _LIB_ROOT.parents[1]
 _FILE_MODE = 0o644
@@ -186,6 +193,52 @@ def _code_roots(config: ExperimentConfig, runner: Mapping[str, Any] | None) -> l
     return sorted(roots)
 
 
+def current_runner(config: ExperimentConfig, runner: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """``runner`` with each function named where it lives now: a stored ``module:qualname``
+    that no longer resolves is looked up, by its name, in the module of the config's class
+    (where an experiment's run functions live with its config)."""
+    if runner is None:
+        return None
+    out = dict(runner)
+    for key in ("run", "unit", "combine"):
+        path = out.get(key)
+        if not path:
+            continue
+        try:
+            resolve_function(path)
+        except (ImportError, AttributeError):
+            moved = f"{type(config).__module__}:{path.partition(':')[2]}"
+            with contextlib.suppress(ImportError, AttributeError):
+                resolve_function(moved)
+                out[key] = moved
+    return out
+
+
+def machine_meta(wall_s: float | None = None) -> dict[str, Any]:
+    """What a result's metadata says about how it was computed (no identity, no local path):
+    the wall time, the CPU, the torch device, the executor and its workers, Python's version."""
+    import platform
+
+    from fedrepro.core.device import DEFAULT_DEVICE, DEVICE_VARIABLE
+    from fedrepro.core.executors import executor_name, worker_count
+
+    cpu = platform.processor() or platform.machine()
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace").splitlines():
+            if line.startswith("model name"):
+                cpu = line.partition(":")[2].strip()
+                break
+    meta: dict[str, Any] = {
+        "cpu": cpu, "cores": os.cpu_count() or 1,
+        "device": os.environ.get(DEVICE_VARIABLE) or DEFAULT_DEVICE,
+        "executor": executor_name(), "workers": worker_count(),
+        "python": platform.python_version(),
+    }
+    if wall_s is not None:
+        meta["wall_s"] = round(float(wall_s), 1)
+    return meta
+
+
 def _dumps(payload: Any) -> str:
     return json.dumps(payload, sort_keys=True, indent=1, allow_nan=False) + "\n"
 
@@ -250,6 +303,10 @@ class StoredResult:
     runner: dict[str, Any] | None
     result: dict[str, Any]
     units: dict[str, Any] | None = None
+    #: The declared identity ``{"part", "experiment"}`` of its config.
+    identity: dict[str, str] | None = None
+    #: How it was computed (:func:`machine_meta`) or carried over; part of no identity.
+    meta: dict[str, Any] | None = None
 
 
 class MissingResult(LookupError):
@@ -262,17 +319,19 @@ class CorruptResult(MissingResult):
 
 def store(config: ExperimentConfig, result: Mapping[str, Any], root: Path | None = None, *,
           runner: Mapping[str, Any] | None = None,
-          units: Mapping[str, Any] | None = None, code_hash_: str | None = None) -> Path:
+          units: Mapping[str, Any] | None = None, code_hash_: str | None = None,
+          meta: Mapping[str, Any] | None = None) -> Path:
     """Store ``result`` for ``config`` atomically and return its path.
 
     ``runner`` says how to recompute it (``{"run": "module:function"}`` or
     ``{"unit": ..., "units": [...], "combine": ...}``); ``units`` keeps the unit results for a
     spot check (``verify_units``); ``code_hash_`` is the code hash taken when the computation
-    started (default: now)."""
+    started (default: now); ``meta`` says how it was computed (:func:`machine_meta`)."""
     cls = type(config)
     roots = _code_roots(config, runner)
     payload: dict[str, Any] = {
         "format": FORMAT_VERSION,
+        "identity": identity(config),
         "class": _class_path(cls),
         "config": config_to_dict(config),
         "config_hash": config_hash(config),
@@ -280,6 +339,7 @@ def store(config: ExperimentConfig, result: Mapping[str, Any], root: Path | None
         "code_hash": code_hash_ or code_hash(roots),
         "runner": dict(runner) if runner else None,
         "result": encode(dict(result)),
+        "meta": encode(dict(meta)) if meta is not None else None,
     }
     if units is not None:
         payload["units"] = encode(dict(units))
@@ -309,7 +369,8 @@ def read_stored(path: Path) -> tuple[StoredResult | None, str]:
             config_hash=payload["config_hash"], code_hash=payload["code_hash"],
             code_roots=tuple(payload["code_roots"]), runner=payload.get("runner"),
             result=decode(payload["result"]),
-            units=decode(payload["units"]) if "units" in payload else None)
+            units=decode(payload["units"]) if "units" in payload else None,
+            identity=payload["identity"], meta=decode(payload.get("meta")))
     except (KeyError, TypeError, ValueError) as exc:
         return None, f"unreadable ({exc})"
     return stored, "ok"
@@ -322,7 +383,11 @@ def _check(config: ExperimentConfig, path: Path) -> tuple[StoredResult | None, s
         return None, why
     if stored.config_hash != config_hash(config):
         return None, "stale: stored for another config"
-    if stored.code_hash != code_hash(stored.code_roots):
+    try:
+        current = code_hash(_code_roots(config, current_runner(config, stored.runner)))
+    except ValueError:
+        return None, "stale: its run code cannot be found"
+    if stored.code_hash != current:
         return None, "stale: library code changed since it was computed"
     return stored, "fresh"
 
@@ -349,13 +414,13 @@ def is_fresh(path: Path) -> tuple[bool, str]:
     if stored is None:
         return False, why
     try:
-        config = config_from_dict(stored.class_path, stored.config)
-    except (ImportError, AttributeError, TypeError) as exc:
-        return False, f"stale: config class {stored.class_path} cannot be rebuilt ({exc})"
+        config = config_from_dict(stored.class_path, stored.config, stored.identity)
+    except (ImportError, AttributeError, TypeError, LookupError) as exc:
+        return False, f"stale: config class of {stored.identity} cannot be rebuilt ({exc})"
     if config_hash(config) != stored.config_hash:
         return False, "stale: config hash differs (config class changed)"
     try:
-        current = code_hash(stored.code_roots)
+        current = code_hash(_code_roots(config, current_runner(config, stored.runner)))
     except ValueError as exc:
         return False, f"stale: {exc}"
     if current != stored.code_hash:
@@ -540,11 +605,14 @@ def _compute_and_store(config: ExperimentConfig, compute: Callable[[ExperimentCo
                 return stored.result
         # the code the computation starts from: an edit while it runs leaves the result stale
         started_with = code_hash(_code_roots(config, runner))
+        t0 = time.perf_counter()
         out = compute(config)
+        wall_s = time.perf_counter() - t0
         result, units = out if isinstance(out, tuple) else (out, None)
         if not isinstance(result, Mapping):
             raise TypeError(f"run() must return a mapping, got {type(result).__name__}")
-        store(config, result, root, runner=runner, units=units, code_hash_=started_with)
+        store(config, result, root, runner=runner, units=units, code_hash_=started_with,
+              meta=machine_meta(wall_s))
         if os.environ.get("FEDREPRO_FORCE", "") == "1":
             _FORCED_HERE.add(path)
     # Return what a later load returns (same values, same key order), so fresh and cached

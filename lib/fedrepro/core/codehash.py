@@ -9,11 +9,18 @@ reached. :func:`code_hash` hashes the closure on *normalised* code: the abstract
 without docstrings, so comments, blank lines, formatting and docstrings do not count, while any
 change to what the code does (a constant, an operator, a default) does.
 
-The results store itself (:data:`STORE_MODULES`: the store, its executors, this module and
-``make verify``) is followed but not hashed: it moves values and computes none (what a
-record is made of -- configs, seeds' canonical form, value encoding -- lives in
-:mod:`fedrepro.core.records`, which is hashed), and its tests pin that a stored result is
-exactly what was computed, whichever executor ran it. Editing the store therefore makes no
+Where code lives is not hashed either. Each module is hashed with its references to library
+modules written by the content of the module referred to (:func:`linked_hash`), and the
+closure's hash is taken over the set of these hashes without module names: moving or
+renaming a run module (its importers updated) leaves every result fresh, while importing a
+name from a different module, or any edit to a module of the closure, does not.
+
+The results store itself (:data:`STORE_MODULES`: the store, its executors, the device choice,
+this module, ``make verify`` and the store's migration) is followed but not hashed: it moves
+values and computes none (what a record is made of -- configs, seeds' canonical form, value
+encoding -- lives in :mod:`fedrepro.core.records`, which is hashed), and its tests pin that a
+stored result is exactly what was computed, whichever executor or device ran it (within the
+tolerance its config declares). Editing the store, or the default device, therefore makes no
 result stale.
 """
 
@@ -27,18 +34,20 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["PACKAGE", "STORE_MODULES", "code_hash", "clear_cache", "module_closure", "module_path", "normalised_hash"]
+__all__ = ["PACKAGE", "STORE_MODULES", "code_hash", "clear_cache", "linked_hash", "local_hash", "module_closure",
+           "module_path", "normalised_hash"]
 
 PACKAGE = "fedrepro"
 #: Followed for their imports, not hashed (see the module docstring).
 STORE_MODULES = frozenset({"fedrepro.core.cache", "fedrepro.core.executors", "fedrepro.core.codehash",
-                           "fedrepro.core.verify"})
+                           "fedrepro.core.verify", "fedrepro.core.device", "fedrepro.core.migrate"})
 _LIB_ROOT = Path(__file__).resolve().parents[1]  # .../lib/fedrepro
 
 _lock = threading.Lock()
 _graph_cache: dict[tuple, object] = {}
 _hash_cache: dict[tuple[str, int, int], str] = {}
 _refs_cache: dict[tuple[str, int, int], set[str]] = {}
+_local_cache: dict[tuple[str, int, int], tuple[str, tuple[str, ...]]] = {}
 #: A string naming an attribute of a library module, ``"fedrepro.a.b:Name"``.
 _REFERENCE = re.compile(rf"{PACKAGE}(\.[A-Za-z_]\w*)+:[A-Za-z_]\w*")
 
@@ -86,6 +95,7 @@ def clear_cache() -> None:
         _graph_cache.clear()
         _hash_cache.clear()
         _refs_cache.clear()
+        _local_cache.clear()
 
 
 def _ancestors(name: str) -> list[str]:
@@ -176,19 +186,106 @@ def normalised_hash(path: Path) -> str:
     if cached is not None:
         return cached
     tree = _strip_docstrings(ast.parse(path.read_bytes(), filename=path.name))
-    text = _canonical_dump(tree)
-    digest = hashlib.sha256(text.encode()).hexdigest()
+    digest = hashlib.sha256(_canonical_dump(tree).encode()).hexdigest()
     with _lock:
         _hash_cache[key] = digest
     return digest
 
 
+def _library_target(name: str) -> str | None:
+    """The library module ``name`` denotes (``None`` outside the library or not a module)."""
+    if name != PACKAGE and not name.startswith(PACKAGE + "."):
+        return None
+    try:
+        module_path(name)
+    except ValueError:
+        return None
+    return name
+
+
+_PLACEHOLDER = "@module"
+
+
+def _unname_library_references(tree: ast.AST) -> list[str]:
+    """Replace every reference to a library module in ``tree`` (``import``, ``from ...
+    import`` and the ``"fedrepro.<module>:<name>"`` strings of registries) by one
+    placeholder; return the modules referred to, in the order of the tree's walk."""
+    targets: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            base = _library_target(node.module)
+            if base is None:
+                continue
+            targets.append(base)
+            node.module = _PLACEHOLDER
+            for alias in node.names:
+                sub = _library_target(f"{base}.{alias.name}")
+                if sub is not None:  # ``from package import module``: the binding keeps its name
+                    targets.append(sub)
+                    alias.asname = alias.asname or alias.name
+                    alias.name = _PLACEHOLDER
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                target = _library_target(alias.name)
+                if target is not None:
+                    targets.append(target)
+                    if not alias.asname:  # ``import fedrepro.a.b``: the code names the path
+                        alias.asname = alias.name
+                    alias.name = _PLACEHOLDER
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _REFERENCE.fullmatch(node.value):
+            module, _, attribute = node.value.partition(":")
+            if _library_target(module) is not None:
+                targets.append(module)
+                node.value = f"{_PLACEHOLDER}:{attribute}"
+    return targets
+
+
+def _local(name: str) -> tuple[str, tuple[str, ...]]:
+    """``(local hash, modules referred to)`` of the library module ``name`` (cached per file)."""
+    path = module_path(name)
+    st = path.stat()
+    key = ("local:" + str(path), st.st_mtime_ns, st.st_size)
+    with _lock:
+        cached = _local_cache.get(key)
+    if cached is not None:
+        return cached
+    tree = _strip_docstrings(ast.parse(path.read_bytes(), filename=path.name))
+    targets = tuple(_unname_library_references(tree))
+    out = (hashlib.sha256(_canonical_dump(tree).encode()).hexdigest(), targets)
+    with _lock:
+        _local_cache[key] = out
+    return out
+
+
+def local_hash(name: str) -> str:
+    """SHA-256 of the library module ``name``'s normalised form (:func:`normalised_hash`)
+    with every reference to a library module replaced by one placeholder: what the module
+    itself says, wherever it lives and wherever what it imports lives."""
+    return _local(name)[0]
+
+
+def linked_hash(name: str) -> str:
+    """SHA-256 of :func:`local_hash` of the module ``name`` and the local hashes of the
+    modules it refers to, in order: what the module says and which code each of its
+    references denotes, but not where any of it lives. Importing a name from another
+    module (or another version of a module) changes it; moving or renaming a module, with
+    the imports that name it updated, does not."""
+    own, targets = _local(name)
+    # the store's modules are not hashed (see the module docstring): a reference to one
+    # counts by its name, so editing the store changes no importer's hash
+    text = own + "|" + ",".join(f"store:{t}" if t in STORE_MODULES else local_hash(t) for t in targets)
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
 def code_hash(roots: Iterable[str]) -> str:
-    """SHA-256 over (name, normalised hash) of every module in :func:`module_closure` except
-    the results store's own (:data:`STORE_MODULES`)."""
+    """SHA-256 over the sorted, distinct :func:`linked_hash` of every module in
+    :func:`module_closure` except the results store's own (:data:`STORE_MODULES`).
+
+    Module names are not hashed: moving or renaming a module of the closure (its importers
+    updated) leaves the hash as it was, while any change to what a module of the closure
+    does, or to which code it imports, changes it."""
+    digests = sorted({linked_hash(name) for name in module_closure(roots) if name not in STORE_MODULES})
     h = hashlib.sha256()
-    for name in module_closure(roots):
-        if name in STORE_MODULES:
-            continue
-        h.update(name.encode() + b"\0" + normalised_hash(module_path(name)).encode() + b"\0")
+    for digest in digests:
+        h.update(digest.encode() + b"\0")
     return h.hexdigest()

@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-__all__ = ["ExperimentConfig", "config_from_dict", "config_hash", "config_to_dict", "decode", "encode"]
+__all__ = ["RUN_PACKAGES", "ExperimentConfig", "config_class", "config_from_dict", "config_hash", "config_to_dict",
+           "decode", "discover_configs", "encode", "identity", "registered_configs"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,14 +49,21 @@ class ExperimentConfig:
 
     Parameters are dataclass fields (JSON-able values only: numbers, strings, booleans,
     None, tuples of these).
+
+    A config's identity is what it declares, ``(part, experiment)`` and its fields
+    (:func:`config_hash`), never where its class lives: its random streams are named from the
+    same declared identity (:mod:`fedrepro.core.streams`), and a stored result finds its
+    config class again by that identity (:func:`config_class`) after the class has moved.
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # a class that declares its own experiment is the config of that experiment
+        if cls.__dict__.get("experiment") and cls.part:
+            _REGISTRY.setdefault((cls.part, cls.experiment), {})[_class_path(cls)] = cls
 
     part: ClassVar[str] = ""
     experiment: ClassVar[str] = ""
-    #: The name its random streams are derived from, with the fields (:mod:`fedrepro.core.rng`);
-    #: default ``module:QualName``. A class that moves to another module keeps its old name
-    #: here, so that its draws, and so its results, stay the same.
-    seed_name: ClassVar[str] = ""
     verify_rtol: ClassVar[float] = 1e-9
     verify_atol: ClassVar[float] = 1e-12
     verify_note: ClassVar[str] = ""
@@ -71,6 +79,51 @@ class ExperimentConfig:
         """
         profile = getattr(self, "profile", "paper")
         return self.experiment if profile == "paper" else f"{self.experiment}-{profile}"
+
+
+#: ``(part, experiment) -> {class path: class}`` of every config class imported so far.
+_REGISTRY: dict[tuple[str, str], dict[str, type]] = {}
+#: The packages whose modules define the experiments' config classes (the runs layer).
+RUN_PACKAGES: tuple[str, ...] = ("fedrepro.experiments", "fedrepro.chapters")
+
+
+def identity(config: ExperimentConfig | type) -> dict[str, str]:
+    """The declared identity of a config (or config class): ``{"part", "experiment"}``."""
+    cls = config if isinstance(config, type) else type(config)
+    return {"part": getattr(cls, "part", ""), "experiment": getattr(cls, "experiment", "")}
+
+
+def discover_configs() -> None:
+    """Import every module of :data:`RUN_PACKAGES`, so that every config class is registered."""
+    import pkgutil
+
+    for package_name in RUN_PACKAGES:
+        try:
+            package = importlib.import_module(package_name)
+        except ImportError:
+            continue
+        for info in pkgutil.walk_packages(getattr(package, "__path__", []), package_name + "."):
+            importlib.import_module(info.name)
+
+
+def config_class(part: str, experiment: str) -> type:
+    """The config class that declares ``(part, experiment)`` (the runs layer is imported
+    first). ``LookupError`` when no class, or more than one, declares it."""
+    found = _REGISTRY.get((part, experiment), {})
+    if len(found) != 1:
+        discover_configs()
+        found = _REGISTRY.get((part, experiment), {})
+    if not found:
+        raise LookupError(f"no experiment config declares part={part!r}, experiment={experiment!r}")
+    if len(found) > 1:
+        raise LookupError(f"several config classes declare part={part!r}, experiment={experiment!r}: "
+                          f"{sorted(found)}")
+    return next(iter(found.values()))
+
+
+def registered_configs() -> dict[tuple[str, str], list[str]]:
+    """``(part, experiment) -> class paths`` of every config class imported so far."""
+    return {key: sorted(classes) for key, classes in _REGISTRY.items()}
 
 
 # --------------------------------------------------------------------------- hashing
@@ -104,12 +157,24 @@ def config_to_dict(config: ExperimentConfig) -> dict[str, Any]:
     return _canonical(config)
 
 
-def config_from_dict(class_path: str, data: Mapping[str, Any]) -> ExperimentConfig:
-    """Rebuild a config from its class path (``module:QualName``) and stored fields."""
-    module_name, _, qualname = class_path.partition(":")
-    obj: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        obj = getattr(obj, part)
+def config_from_dict(class_path: str, data: Mapping[str, Any],
+                     declared: Mapping[str, str] | None = None) -> ExperimentConfig:
+    """Rebuild a config from its stored fields and its class: the class at ``class_path``
+    (``module:QualName``) when it is still there and declares the identity ``declared``
+    (``{"part", "experiment"}``), else the class that declares ``declared``, wherever it lives
+    now (:func:`config_class`)."""
+    obj: Any
+    try:
+        module_name, _, qualname = class_path.partition(":")
+        obj = importlib.import_module(module_name)
+        for part in qualname.split("."):
+            obj = getattr(obj, part)
+        if declared is not None and identity(obj) != dict(declared):
+            raise LookupError(class_path)
+    except (ImportError, AttributeError, LookupError):
+        if declared is None:
+            raise
+        obj = config_class(declared["part"], declared["experiment"])
     kwargs = {}
     for field in dataclasses.fields(obj):
         if field.name in data:
@@ -125,8 +190,9 @@ def _retuple(value: Any) -> Any:
 
 
 def config_hash(config: ExperimentConfig) -> str:
-    """SHA-256 of the canonical JSON of the config and its class path."""
-    payload = {"class": _class_path(type(config)), "fields": config_to_dict(config)}
+    """SHA-256 of the canonical JSON of the config's declared identity (part, experiment)
+    and its fields: not of its class path, so a config class may move freely."""
+    payload = {**identity(config), "fields": config_to_dict(config)}
     text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()
 

@@ -1,8 +1,9 @@
 """Seeding: every experiment and trial draws from its own reproducible stream.
 
-The root entropy of an experiment is derived from its config (the SHA-256 of its canonical
-JSON, see :func:`fedrepro.core.cache.config_hash`), optionally restricted to some fields so
-that, e.g., a sweep over a step size reuses the same data (common random numbers). Each
+The root entropy of an experiment is derived from its declared stream name (looked up by
+its ``(part, experiment)``, :mod:`fedrepro.core.streams`: never from where its code lives)
+and its config fields (canonical JSON), optionally restricted to some fields so that, e.g., a
+sweep over a step size reuses the same data (common random numbers). Each
 trial or unit gets an independent child stream by ``SeedSequence(entropy, spawn_key=...)``.
 Two runs with the same config therefore draw the same numbers, on any machine.
 """
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from fedrepro.core.records import ExperimentConfig, config_to_dict
+from fedrepro.core.streams import stream_name
 
 if TYPE_CHECKING:
     import torch
@@ -31,7 +33,7 @@ def entropy_of(config: ExperimentConfig | Any, fields: Iterable[str] | None = No
     """
     try:
         data = config_to_dict(config)
-        name = getattr(type(config), "seed_name", "") or f"{type(config).__module__}:{type(config).__qualname__}"
+        name = stream_name(getattr(type(config), "part", ""), getattr(type(config), "experiment", ""))
     except TypeError:
         data, name = config, "value"
     if fields is not None:

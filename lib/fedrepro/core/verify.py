@@ -221,11 +221,11 @@ def verify_file(path: Path, scratch: Path) -> Verdict:
     if stored is None:
         return Verdict(name, 0.0, math.nan, math.nan, False, "-", why)
     try:
-        config = cache.config_from_dict(stored.class_path, stored.config)
-    except (ImportError, AttributeError, TypeError) as exc:
+        config = cache.config_from_dict(stored.class_path, stored.config, stored.identity)
+    except (ImportError, AttributeError, TypeError, LookupError) as exc:
         return Verdict(name, 0.0, math.nan, math.nan, False, "-", f"config cannot be rebuilt: {exc}")
     cls = type(config)
-    runner = stored.runner or {}
+    runner = cache.current_runner(config, stored.runner) or {}
     t0 = time.perf_counter()
     try:
         if runner.get("run"):

@@ -1,6 +1,7 @@
 """The head-to-head interface, and the algorithms of task T1 behind it.
 
-An algorithm is a frozen dataclass (its hyper-parameters) with these methods:
+An algorithm is a frozen dataclass (its hyper-parameters) with these methods (the typed
+interface: :class:`fedrepro.headtohead.interface.HeadToHeadAlgorithm`, checked by :func:`run`):
 
 * ``message_bits(d)``: the uplink bits of one client message for a model of dimension d;
 * ``downlink_bits(d)``: the bits the server sends to one participating client per round;
@@ -38,6 +39,7 @@ import numpy as np
 from fedrepro.core.validate import check_int, check_interval, check_positive
 from fedrepro.headtohead import accounting
 from fedrepro.headtohead import softmax as engine
+from fedrepro.headtohead.interface import HeadToHeadAlgorithm, check_algorithm
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
 __all__ = ["FLOAT_BITS", "UpdateAveraging", "FedAvg", "DPFL", "PrivateFedPAQ", "FedPLT", "run", "rounds_within"]
@@ -210,7 +212,8 @@ def _evaluate(problem: SoftmaxProblem, x: np.ndarray) -> tuple[float, float]:
     return problem.accuracy(x), problem.loss(x)
 
 
-def run(problem: SoftmaxProblem, algorithm: Any, *, epsilon: float | None, delta: float, uplink_budget_bits: float,
+def run(problem: SoftmaxProblem, algorithm: HeadToHeadAlgorithm, *, epsilon: float | None, delta: float,
+        uplink_budget_bits: float,
         clients_per_round: int, seed: np.random.SeedSequence | int, eval_rounds: int = 10,
         progress: bool = False) -> dict[str, Any]:
     """One run of ``algorithm`` under an uplink budget (module docstring); ``epsilon=None`` for
@@ -218,6 +221,7 @@ def run(problem: SoftmaxProblem, algorithm: Any, *, epsilon: float | None, delta
     multiplier, the ε spent by the most frequent client (PLD; and RDP), the test accuracy and
     training loss at ``eval_rounds`` evenly spaced rounds (NaN once the model is no longer
     finite: the run stops there and ``diverged`` is set), and the per-record gradients computed."""
+    algorithm = check_algorithm(algorithm)
     delta = check_interval("delta", delta, 0.0, 1.0, closed_low=False, closed_high=False)
     eval_rounds = check_int("eval_rounds", eval_rounds, 1)
     d = problem.dim

@@ -1,0 +1,190 @@
+"""A stored result is what it computes: its identity is the declared experiment, its fields
+and the code of its run, never where that code lives, which view shows it, or which device
+or executor computed it (issue 49).
+
+The scratch-copy test edits a copy of the library and asks a fresh process whether any
+committed result went stale: editing every view module, moving a run module (its importers
+updated) and changing the default device must leave all of them fresh and every seed as
+it was, while the test in ``test_results_trust.py`` pins that a change to what is computed
+(the seeding) makes its dependents stale.
+"""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fedrepro.core import cache, codehash, records, streams
+
+REPO = Path(__file__).resolve().parents[1]
+COMMITTED = REPO / "data" / "results"
+LIB = REPO / "lib" / "fedrepro"
+VIEWS = ("fedrepro.chapters", "fedrepro.report")
+
+
+def _stored():
+    out = []
+    for path in cache.stored_files(COMMITTED):
+        stored, why = cache.read_stored(path)
+        assert stored is not None, f"{path.name}: {why}"
+        out.append((path, stored))
+    return out
+
+
+@pytest.mark.stored
+def test_no_stored_result_depends_on_a_view():
+    """Runs never import views: no module of ``fedrepro.chapters`` or ``fedrepro.report`` is in
+    the code closure of any stored result, so no caption, table format, scorecard or facts
+    edit can make a result stale."""
+    leaks = {}
+    for path, stored in _stored():
+        config = cache.config_from_dict(stored.class_path, stored.config, stored.identity)
+        roots = cache._code_roots(config, cache.current_runner(config, stored.runner))
+        views = [m for m in codehash.module_closure(roots) if m.startswith(VIEWS)]
+        if views:
+            leaks[path.stem] = views
+    assert leaks == {}
+
+
+@pytest.mark.stored
+def test_every_stored_result_is_computed_by_a_run_module():
+    """The config class and the run functions of every stored result live in the runs layer
+    (:mod:`fedrepro.experiments`), and each declared identity has one class."""
+    records.discover_configs()
+    registered = records.registered_configs()
+    assert {k: v for k, v in registered.items() if len(v) > 1} == {}
+    for path, stored in _stored():
+        config = cache.config_from_dict(stored.class_path, stored.config, stored.identity)
+        assert type(config).__module__.startswith("fedrepro.experiments."), path.stem
+        runner = cache.current_runner(config, stored.runner)
+        for key in ("run", "unit", "combine"):
+            if runner.get(key):
+                assert runner[key].startswith("fedrepro.experiments."), (path.stem, runner[key])
+
+
+def test_no_seed_is_named_from_where_code_lives():
+    """No config class pins a seed name; streams are named by declared identity, and the
+    historical labels are a frozen table keyed by it (entries may go, none may come)."""
+    pins = [str(p.relative_to(REPO)) for p in LIB.rglob("*.py")
+            if re.search(r"^\s*seed_name\s*[:=]", p.read_text(), flags=re.M)]
+    assert pins == []
+    records.discover_configs()
+    declared = set(records.registered_configs())
+    assert set(streams.HISTORICAL_STREAMS) <= declared  # no label for an experiment that does not exist
+    assert len(streams.HISTORICAL_STREAMS) <= 63  # the table as frozen (issue 49): it only shrinks
+    assert streams.stream_name("newpart", "new-experiment") == "newpart/new-experiment"
+    for label in streams.HISTORICAL_STREAMS.values():
+        assert not label.startswith("fedrepro.")  # a name, not a reference the code hash would follow
+
+
+def test_a_config_hash_names_no_class():
+    """Two classes declaring the same identity and fields hash alike (a class that moved);
+    a class path is only a hint for rebuilding the config."""
+    from tests._cache_subjects import ToyConfig
+
+    @dataclasses.dataclass(frozen=True)
+    class Moved(ToyConfig):
+        pass
+
+    assert cache.config_hash(Moved(n=2)) == cache.config_hash(ToyConfig(n=2))
+    assert cache.config_hash(ToyConfig(n=3)) != cache.config_hash(ToyConfig(n=2))
+    rebuilt = cache.config_from_dict("tests.nowhere:ToyConfig", {"n": 2}, {"part": "toy", "experiment": "square"})
+    assert type(rebuilt) is ToyConfig
+
+
+def _probe(lib: Path, store: Path) -> dict:
+    """In a fresh process on the library copy ``lib``: the stale results of ``store``, and the
+    seed entropy and config hash of every stored result's config."""
+    code = (
+        "import json, sys\n"
+        "from fedrepro.core import cache, rng\n"
+        "out = {'stale': sorted(f'{p.parent.name}/{p.name}: {w}' for p, w in cache.stale_results(sys.argv[1])),\n"
+        "       'seeds': {}}\n"
+        "for path in cache.stored_files(sys.argv[1]):\n"
+        "    s, _ = cache.read_stored(path)\n"
+        "    c = cache.config_from_dict(s.class_path, s.config, s.identity)\n"
+        "    out['seeds'][path.stem] = [str(rng.entropy_of(c)), cache.config_hash(c), type(c).__module__]\n"
+        "print(json.dumps(out))\n")
+    env = {**os.environ, "PYTHONPATH": str(lib)}
+    out = subprocess.run([sys.executable, "-c", code, str(store)], env=env, capture_output=True, text=True,
+                         timeout=600, cwd=lib)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _edit_every_view(lib: Path) -> int:
+    """Add a string-returning function to every view module (as a caption edit would change
+    it: any change to a module's syntax tree changes its hash)."""
+    count = 0
+    for package in ("chapters", "report"):
+        for path in (lib / "fedrepro" / package).rglob("*.py"):
+            path.write_text(path.read_text() + '\n\ndef _edited_caption():\n    return "an edited caption"\n')
+            count += 1
+    return count
+
+
+def _move_module(lib: Path, name: str) -> str:
+    """Move the library module ``name`` to ``<name>_moved`` and update every import of it."""
+    parts = name.split(".")
+    src = lib.joinpath(*parts).with_suffix(".py")
+    new = name + "_moved"
+    src.rename(src.with_name(parts[-1] + "_moved.py"))
+    pattern = re.compile(rf"\b{re.escape(name)}\b")
+    for path in (lib / "fedrepro").rglob("*.py"):
+        text = path.read_text()
+        edited = pattern.sub(new, text)
+        if edited != text:
+            path.write_text(edited)
+    return new
+
+
+@pytest.mark.stored
+@pytest.mark.slow
+def test_view_edits_module_moves_and_the_device_leave_every_result_fresh(tmp_path):
+    lib = tmp_path / "lib"
+    shutil.copytree(LIB, lib / "fedrepro", ignore=shutil.ignore_patterns("__pycache__"))
+    store = tmp_path / "store"
+    shutil.copytree(COMMITTED, store)
+    before = _probe(lib, store)
+    assert before["stale"] == []
+
+    assert _edit_every_view(lib) > 50
+    assert _probe(lib, store)["stale"] == []
+
+    # move the run modules of one result of each part (imports updated everywhere)
+    moved = {}
+    for stem in ("problems", "tables-seed0", "experiments-fig3", "t1", "audit-fedplt"):
+        module = before["seeds"][stem][2]
+        if module not in moved.values():
+            moved[stem] = module
+            _move_module(lib, module)
+    after = _probe(lib, store)
+    assert after["stale"] == []
+    for stem, module in moved.items():
+        assert after["seeds"][stem][2] == module + "_moved"  # the class was found where it went
+    assert {k: v[:2] for k, v in after["seeds"].items()} == {k: v[:2] for k, v in before["seeds"].items()}
+
+    device = lib / "fedrepro" / "core" / "device.py"
+    text = device.read_text()
+    assert 'DEFAULT_DEVICE = "cpu"' in text
+    device.write_text(text.replace('DEFAULT_DEVICE = "cpu"', 'DEFAULT_DEVICE = "cuda"'))
+    assert _probe(lib, store)["stale"] == []
+
+
+def test_a_reference_to_other_code_is_hashed_by_that_code(tmp_path, monkeypatch):
+    """Moving a module changes no hash, but importing a name from a different module does:
+    a reference is hashed by the content of the module it names."""
+    tree = ast.parse("from fedrepro.core.linalg import x\nfrom fedrepro.core.prox import x\n")
+    targets = codehash._unname_library_references(tree)
+    assert targets == ["fedrepro.core.linalg", "fedrepro.core.prox"]
+    assert "fedrepro.core" not in ast.dump(tree)
+    assert codehash.local_hash("fedrepro.core.linalg") != codehash.local_hash("fedrepro.core.prox")
