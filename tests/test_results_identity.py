@@ -188,3 +188,24 @@ def test_a_reference_to_other_code_is_hashed_by_that_code(tmp_path, monkeypatch)
     assert targets == ["fedrepro.core.linalg", "fedrepro.core.prox"]
     assert "fedrepro.core" not in ast.dump(tree)
     assert codehash.local_hash("fedrepro.core.linalg") != codehash.local_hash("fedrepro.core.prox")
+
+
+def test_rotating_spot_checks_cover_every_unit_within_their_period():
+    from fedrepro.core import verify
+
+    units = [f"u{i:02d}" for i in range(10)]
+    assert verify.spot_units(units, 3) in (["u00", "u04", "u09"], ["u00", "u05", "u09"])  # fixed: unchanged
+    period = verify.rotation_period(len(units), 3)
+    assert period == 4
+    seen = [u for r in range(period) for u in verify.spot_units(units, 3, rotation=r)]
+    assert sorted(seen) == units  # each unit exactly once over one period
+    assert all(len(verify.spot_units(units, 3, rotation=r)) <= 3 for r in range(9))
+    assert verify.spot_units(units, 3, rotation=7) == verify.spot_units(units, 3, rotation=3)
+    assert verify.rotation_key("12") == 12 and verify.rotation_key("00ff00ff00") == 0x00FF00FF
+    with pytest.raises(ValueError, match="FEDREPRO_VERIFY_ROTATE"):
+        verify.rotation_key("not-a-key")
+    verdicts = [verify.Verdict("a/full", 1.0, 0.0, 1e-9, True, "full"),
+                verify.Verdict("a/spot", 1.0, 0.0, 1e-9, True, "spot 3/10", units_total=10, units_checked=3)]
+    text = verify.coverage(verdicts, rotation=5)
+    assert "1 of 2 results recomputed in full" in text and "3 of 10 units" in text and "rotation 1 of 4" in text
+    assert "fixed spot checks" in verify.coverage(verdicts, rotation=None)

@@ -10,8 +10,12 @@ recompute in CI declare ``verify_units = k``: then ``k`` units spread over the r
 recomputed and compared with the units the stored result keeps (a deterministic spot check);
 :data:`SPOT_UNITS` names other units where the even spread would check less of the code for
 the same time (the choice of what to recompute is a verification policy, so it lives here,
-not in the experiment's code, whose hash every stored result records). ``make verify`` runs
-the results on ``$FEDREPRO_WORKERS`` processes (:func:`_verify_all`).
+not in the experiment's code, whose hash every stored result records). With
+``$FEDREPRO_VERIFY_ROTATE`` (an integer, a commit hash, or ``commit`` for the checked-out
+commit) the spot checks rotate: each run checks another interleaved group of units
+(:func:`spot_units`), so that every unit is checked within a known number of runs. Every run
+ends with its coverage (:func:`coverage`). ``make verify`` runs the results on
+``$FEDREPRO_WORKERS`` processes (:func:`_verify_all`).
 
 ``python -m fedrepro.core.verify [NAME ...]`` prints one line per result (name, compute
 time, largest relative difference, tolerance, the share of its tolerance the closest value
@@ -156,6 +160,9 @@ class Verdict:
     ok: bool
     mode: str
     detail: str = ""
+    #: Units of the result, and how many of them this verdict recomputed (0, 0: not a unit run).
+    units_total: int = 0
+    units_checked: int = 0
     #: :attr:`Comparison.max_used`: the share of the tolerance the closest value uses.
     used: float = math.nan
     #: Every place beyond tolerance (``detail`` names the first three).
@@ -203,14 +210,46 @@ SPOT_UNITS: dict[str, tuple[str, ...]] = {
 }
 
 
-def spot_units(units: Sequence[str], k: int) -> list[str]:
-    """``k`` units spread evenly over ``units`` (first and last included)."""
+def spot_units(units: Sequence[str], k: int, rotation: int | None = None) -> list[str]:
+    """``k`` units spread evenly over ``units`` (first and last included); with ``rotation``,
+    the ``rotation``-th (modulo) of the ``ceil(n / k)`` interleaved groups ``units[g::groups]``
+    (at most ``k`` units each), so that successive rotations cover every unit within
+    ``ceil(n / k)`` runs."""
     if k <= 0:
         raise ValueError(f"verify_units must be a positive integer, got {k}")
     if k >= len(units):
         return list(units)
+    if rotation is not None:
+        groups = rotation_period(len(units), k)
+        return list(units[rotation % groups::groups][:k])
     idx = sorted({round(i * (len(units) - 1) / (k - 1)) for i in range(k)}) if k > 1 else [0]
     return [units[i] for i in idx]
+
+
+def rotation_period(n_units: int, k: int) -> int:
+    """How many rotations :func:`spot_units` needs to check each of ``n_units`` units once."""
+    return max(1, math.ceil(n_units / k))
+
+
+def rotation_key(value: str | None = None) -> int | None:
+    """The rotation of the spot checks: ``value`` (or ``$FEDREPRO_VERIFY_ROTATE``) is an
+    integer, a commit hash (hex), or ``"commit"`` for the checked-out commit; ``None``
+    (unset) keeps the fixed, evenly spread spot checks."""
+    value = value if value is not None else os.environ.get("FEDREPRO_VERIFY_ROTATE", "").strip()
+    if not value:
+        return None
+    if value == "commit":
+        import subprocess
+
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True,
+                             cwd=Path(__file__).resolve().parents[3], check=False)
+        value = out.stdout.strip()
+        if out.returncode != 0 or not value:
+            raise ValueError("FEDREPRO_VERIFY_ROTATE=commit needs a git checkout")
+    try:
+        return int(value) if value.isdigit() else int(value[:8], 16)
+    except ValueError:
+        raise ValueError(f"FEDREPRO_VERIFY_ROTATE must be an integer, a commit hash or 'commit', got {value!r}") from None
 
 
 def verify_file(path: Path, scratch: Path) -> Verdict:
@@ -226,6 +265,7 @@ def verify_file(path: Path, scratch: Path) -> Verdict:
         return Verdict(name, 0.0, math.nan, math.nan, False, "-", f"config cannot be rebuilt: {exc}")
     cls = type(config)
     runner = cache.current_runner(config, stored.runner) or {}
+    n_units = n_checked = 0
     t0 = time.perf_counter()
     try:
         if runner.get("run"):
@@ -236,15 +276,17 @@ def verify_file(path: Path, scratch: Path) -> Verdict:
             unit_fn = cache.resolve_function(runner["unit"])
             units = list(runner["units"])
             if cls.verify_units is not None and stored.units is not None:
-                chosen = list(SPOT_UNITS.get(name, ())) or spot_units(units, cls.verify_units)
+                chosen = list(SPOT_UNITS.get(name, ())) or spot_units(units, cls.verify_units, rotation_key())
                 missing = [u for u in chosen if u not in units]
                 if missing:
                     raise ValueError(f"SPOT_UNITS names units this result does not have: {missing}")
                 mode = f"spot {len(chosen)}/{len(units)}"
+                n_units, n_checked = len(units), len(chosen)
                 new = cache.run_unit_spot_check(config, unit_fn, chosen)
                 expected = {u: stored.units[u] for u in chosen}
             else:
                 mode = "full"
+                n_units = n_checked = len(units)
                 combine = cache.resolve_function(runner["combine"]) if runner.get("combine") else None
                 new = cache.run_units(config, units, unit_fn, combine=combine, root=scratch, progress=False)
                 expected = stored.result
@@ -261,8 +303,8 @@ def verify_file(path: Path, scratch: Path) -> Verdict:
         detail += f"; and {len(result.mismatches) - 3} more"
     if result.skipped:
         detail = (detail + "; " if detail else "") + f"{result.skipped} path-dependent values not compared"
-    return Verdict(name, seconds, result.max_rel, cls.verify_rtol, result.ok, mode, detail, result.max_used,
-                   tuple(result.mismatches))
+    return Verdict(name, seconds, result.max_rel, cls.verify_rtol, result.ok, mode, detail, n_units, n_checked,
+                   result.max_used, tuple(result.mismatches))
 
 
 def _verify_one(scratch: str, path: str) -> dict[str, Any]:
@@ -285,6 +327,23 @@ def _verify_all(files: Sequence[Path], scratch: Path) -> Iterator[Verdict]:
         return
     for _, fields in map_units(_verify_one, str(scratch), [str(f) for f in files], desc="verify", progress=False):
         yield Verdict(**{**fields, "mismatches": tuple(fields.get("mismatches", ()))})
+
+
+def coverage(verdicts: Sequence[Verdict], rotation: int | None) -> str:
+    """What a verify run covered: the results recomputed in full, the spot-checked ones with
+    the share of their units recomputed, and how the spot checks rotate."""
+    full = [v for v in verdicts if v.mode == "full"]
+    spot = [v for v in verdicts if v.mode.startswith("spot")]
+    checked = sum(v.units_checked for v in spot)
+    total = sum(v.units_total for v in spot)
+    text = (f"coverage: {len(full)} of {len(verdicts)} results recomputed in full; {len(spot)} spot-checked "
+            f"({checked} of {total} units)")
+    if spot:
+        period = max(rotation_period(v.units_total, max(1, v.units_checked)) for v in spot)
+        text += ("; fixed spot checks (set FEDREPRO_VERIFY_ROTATE=commit to rotate them)" if rotation is None else
+                 f"; rotation {rotation % period} of {period}: every unit of a rotating result is checked "
+                 f"within {period} runs with distinct rotations (SPOT_UNITS entries stay fixed)")
+    return text
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -345,6 +404,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                              "rtol": v.rtol, "mode": v.mode} for v in verdicts], indent=1))
     failed = [v for v in verdicts if not v.ok]
     rels = [v.max_rel for v in verdicts if not math.isnan(v.max_rel)]
+    print(coverage(verdicts, rotation_key()))
     print(f"\n{len(verdicts) - len(failed)} of {len(verdicts)} results verified in "
           f"{time.perf_counter() - t0:.0f} s; largest relative difference "
           f"{max(rels) if rels else float('nan'):.1e}" + (f"; FAILED: {', '.join(v.name for v in failed)}" if failed else ""))
