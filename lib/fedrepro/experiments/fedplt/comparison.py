@@ -374,7 +374,7 @@ def rate_of_runs(errors: np.ndarray, low: float = 1e-12, high: float = 1e-3) -> 
     ``exp(mean_r log e_{r,k})`` over the iterations every run has recorded (NaN entries
     after a run stopped end the common prefix), fitted by
     :func:`fedrepro.chapters.fedplt.theory.checks.fit_rate`. ``errors`` has shape ``(runs, K+1)``."""
-    from fedrepro.experiments.fedplt.theory.checks import fit_rate
+    from fedrepro.experiments.fedplt.common import fit_rate
 
     e = np.asarray(errors, dtype=float)
     if e.ndim != 2 or e.shape[1] < 1:
@@ -488,7 +488,7 @@ def _run_v1_unit(config: V1RatesConfig, unit: str) -> dict[str, Any]:
         run = run_batched(algo, K=K, runs=config.eval_trials, tol=tol, participation=participation,
                           seed=config.eval_seed, record=("grad_sq", "model_err"), drop_finished=True)
         out["rate"] = rate_of_runs(run.model_err)
-        from fedrepro.experiments.fedplt.theory.checks import fit_rate
+        from fedrepro.experiments.fedplt.common import fit_rate
 
         per = np.array([fit_rate(e[np.isfinite(e)]) for e in run.model_err])
         out["rate_median"] = float(np.nanmedian(per))
@@ -503,7 +503,7 @@ def _run_v1_prs(config: V1RatesConfig, rho: float) -> dict[str, Any]:
     """Exact PRS (the ``N_e -> infinity`` limit, local prox (10)) at ``rho``: rate of the
     model point, for claim v1-C08."""
     from fedrepro.core import operators as ops
-    from fedrepro.experiments.fedplt.theory.checks import fit_rate
+    from fedrepro.experiments.fedplt.common import fit_rate
     from fedrepro.fedplt.algorithm import run_fedplt
     from fedrepro.problems import logistic_v1
 
@@ -576,7 +576,7 @@ class ExactnessConfig(ExperimentConfig):
 
 def _run_exactness(config: ExactnessConfig) -> dict[str, Any]:
     from fedrepro.core.prox import regularizer
-    from fedrepro.experiments.fedplt.theory.checks import fit_rate
+    from fedrepro.experiments.fedplt.common import fit_rate
     from fedrepro.fedplt.algorithm import run_fedplt
 
     problem = _problem_v2(True, config)

@@ -205,7 +205,7 @@ def tuned_rho_by_rate(problem: FederatedProblem, Ne: int, rhos: tuple[float, ...
     """``rho`` of Fed-PLT (GD, default step, full participation) with the smallest empirical
     rate (spec §9.7 fit of ``||x_k - 1 (x) x*||``) on the grid ``rhos`` (v1 §VII-B: "tuning
     its parameter rho to achieve an optimal convergence rate"); also the rates."""
-    from fedrepro.experiments.fedplt.theory.checks import fit_rate
+    from fedrepro.experiments.fedplt.common import fit_rate
     from fedrepro.fedplt.baselines.fedplt import FedPLT
 
     rhos = tuple(check_positive("rhos", r) for r in rhos)
@@ -323,7 +323,7 @@ class V1RatesConfig(ExperimentConfig):
 
 
 def _run_v1_rates(config: V1RatesConfig) -> dict[str, Any]:
-    from fedrepro.experiments.fedplt.theory.checks import fit_rate
+    from fedrepro.experiments.fedplt.common import fit_rate
     from fedrepro.fedplt.baselines.fedplt import FedPLT
     from fedrepro.problems.logistic import logistic_v1
 
@@ -411,7 +411,7 @@ def _settings(config: ExactConfig, N: int) -> list[tuple[str, Any, float]]:
 
 
 def _run_exact(config: ExactConfig) -> dict[str, Any]:
-    from fedrepro.experiments.fedplt.theory.checks import fit_rate
+    from fedrepro.experiments.fedplt.common import fit_rate
     from fedrepro.fedplt.baselines.fedplt import FedPLT
     from fedrepro.problems.logistic import logistic_v2
 

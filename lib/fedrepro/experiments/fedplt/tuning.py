@@ -37,7 +37,7 @@ def empirical_rate(errors: Any, low: float = 1e-12, high: float = 1e-3) -> tuple
     of the recorded (finite) iterates (``"tail"``): for a rate close to one the run ends
     before the window; its second half is dominated by the slowest modes, and the fit there
     is slightly below the asymptotic rate when other slow modes are close to it."""
-    from fedrepro.experiments.fedplt.theory.checks import fit_rate
+    from fedrepro.experiments.fedplt.common import fit_rate
 
     e = np.asarray(errors, dtype=float)
     if e.ndim != 1 or e.size < 1 or not e[0] > 0:

@@ -196,8 +196,8 @@ def _table_ii_unit(config: ReadingTablesConfig, problem: LogisticProblem, unit: 
 def _table_iii_unit(config: ReadingTablesConfig, problem: LogisticProblem) -> dict[str, Any]:
     """v1 Table III: the participation chapter's protocol (``rho`` tuned by the
     full-participation rate; the Monte Carlo geometric mean of ``||x_k - 1 (x) x*||`` fitted)."""
+    from fedrepro.experiments.fedplt.common import fit_rate
     from fedrepro.experiments.fedplt.participation import state_errors, tuned_rho_by_rate
-    from fedrepro.experiments.fedplt.theory.checks import fit_rate
     from fedrepro.fedplt.baselines.fedplt import FedPLT
 
     rho, grid = tuned_rho_by_rate(problem, config.Ne, config.tiii_rhos, low=config.low, high=config.high)

@@ -19,6 +19,7 @@ from fedrepro.core import operators as ops
 from fedrepro.core.cache import ExperimentConfig, load_or_run, run_units
 from fedrepro.core.profiles import check_profile
 from fedrepro.core.rng import generator
+from fedrepro.experiments.fedplt.common import fit_rate
 from fedrepro.experiments.fedplt.tolerances import RATE_FIT_NOTE, RATE_FIT_RTOL
 
 #: ``(statement, variant, label)`` in the order of the chapter; ``variant`` is the printed
@@ -314,21 +315,6 @@ def _run_stability(config: StabilityConfig) -> dict[str, Any]:
 def load_stability(profile: str = "paper") -> dict[str, Any]:
     """The stored result of :class:`StabilityConfig`."""
     return load_or_run(StabilityConfig.for_profile(profile), _run_stability)
-
-
-def fit_rate(errors: Any, low: float = 1e-12, high: float = 1e-3) -> float:
-    """Empirical linear rate (spec §9.7): ``exp(slope)`` of the least-squares fit of
-    ``log e_k`` against ``k`` over the window ``low <= e_k/e_0 <= high``; ``nan`` with fewer
-    than three points in the window."""
-    e = np.asarray(errors, dtype=float)
-    if e.ndim != 1 or e.size < 1 or not e[0] > 0:
-        raise ValueError("errors must be a 1-D array with a positive first entry")
-    rel = e / e[0]
-    k = np.flatnonzero((rel >= low) & (rel <= high))
-    if k.size < 3:
-        return math.nan
-    slope = np.polyfit(k.astype(float), np.log(e[k]), 1)[0]
-    return float(math.exp(slope))
 
 
 @dataclass(frozen=True)
