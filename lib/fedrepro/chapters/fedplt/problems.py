@@ -19,6 +19,9 @@ module documents them with numbers computed by the library:
 
 The result of :class:`ProblemsConfig` is stored with :func:`fedrepro.core.cache.load_or_run`
 (:func:`load`); the ``*_frame`` and ``figure_*`` functions render it.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.problems` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """How ``make verify`` compares the Fed-PLT chapters' recomputed results with the stored ones
-where the default (1e-9 relative) is too strict, with the measured reason."""
+where the default (1e-9 relative) is too strict, with the measured reason.
+
+The tolerances are the configs' ``verify_rtol``: they live in
+:mod:`fedrepro.experiments.fedplt.tolerances` (a run module); this module re-exports them.
+"""
 
 from __future__ import annotations
 

@@ -19,6 +19,9 @@ and v1 §VII-A (Table II).
 The ``load_*`` functions return the stored result (computing it when missing or stale);
 the ``table_*`` functions render ours beside the paper's values (``fedrepro.report.paper``)
 with the ratio ours/paper.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.comparison` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

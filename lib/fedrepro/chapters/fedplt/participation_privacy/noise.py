@@ -22,6 +22,9 @@ The averages over ``K_avg`` iterations of a norm of ``N n`` Gaussian-like coordi
 relative Monte Carlo error far below the tolerances (reported with the results), so a few
 trials per level suffice instead of the tables' 100 (spec §9.8 averages over iterations *and*
 trials).
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.noise` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

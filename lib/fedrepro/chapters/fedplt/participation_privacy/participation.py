@@ -22,6 +22,9 @@ runs behind v2 §V-C3 (chapter "Participation and privacy").
 :func:`state_errors` runs any :class:`~fedrepro.fedplt.batched.BatchedAlgorithm` on stacked
 runs and records the distance of the *whole state* to a reference (what spec §§9.7-9.8
 measure), with the same random streams as :func:`~fedrepro.fedplt.batched.run_batched`.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.participation` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

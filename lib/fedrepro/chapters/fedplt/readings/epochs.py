@@ -13,6 +13,9 @@ reading's constants (v2 C13 asks that it decreases in N_e).
 
 Which claims then hold is decided by the tuning chapter's own checks
 (:func:`fedrepro.chapters.fedplt.readings.effects.epochs_verdicts`).
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.readings.epochs` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

@@ -28,6 +28,9 @@ stored result, computing it when missing or stale):
 
 What each reading does to the cells: :mod:`.effects`. No reading is adopted as the main
 setting.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.readings.experiments` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

@@ -12,6 +12,9 @@ point of every setting of Tables II-IV to the last cap (``caps[-1]``), with the 
 problem, grid, trials and random streams (``tune_seed``: the counts of the points the
 tuning reached are the tuning's own, which a test checks). What the counts say about the
 paper's is read by :mod:`fedrepro.chapters.fedplt.readings.grid_range_report`.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.readings.grid_range` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

@@ -14,6 +14,9 @@ data, the same ``gamma`` grid (TAMUNA's), caps, trials and random streams. A rea
 reach the tolerance at no grid point within the last cap is stored as such (``reached`` false,
 every grid point's mean ``K*`` infinite), with the share of the evaluation runs (at the grid's
 middle step) that diverged.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.readings.tamuna` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

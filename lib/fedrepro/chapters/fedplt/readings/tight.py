@@ -10,6 +10,9 @@ paper's Table V counts show no such slowdown. Here the protocol of
 unchanged (window search from the same ``n = 5`` grid index, the same caps, trials and seeds)
 on the same data with ``smoothness="tight"``: each class builds its steps and its tuning grid
 from the tight constant. The effect on each cell of Table V is :func:`effects_frame`.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.readings.tight` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

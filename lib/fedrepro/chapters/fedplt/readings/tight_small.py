@@ -10,6 +10,9 @@ settings of :data:`SETTINGS` with the protocol of
 :class:`fedrepro.chapters.fedplt.comparison.experiments.ComparisonConfig` unchanged (the same
 grid fractions, caps, trials and random streams, on the same data), each class building its
 grid from the tight constant.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.readings.tight_small` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

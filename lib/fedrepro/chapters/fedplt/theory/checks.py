@@ -9,6 +9,9 @@ Each experiment is a frozen config (``profile`` ``"paper"`` or ``"quick"``) whos
 stored with :func:`fedrepro.core.cache.load_or_run`; the ``load_*`` functions return the
 stored result (computing it if missing or stale), and the ``figure_*`` / ``*_frame``
 functions render it.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.theory.checks` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

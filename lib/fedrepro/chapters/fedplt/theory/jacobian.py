@@ -7,6 +7,9 @@ states (a lower bound of the round's Lipschitz constant) is compared with ``||S|
 and ``||S~||_2`` (corrected), where ``S`` is stable. Kept apart from
 :mod:`fedrepro.chapters.fedplt.theory.checks` so that the other stored theory results do not depend on this
 module's source.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.theory.jacobian` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

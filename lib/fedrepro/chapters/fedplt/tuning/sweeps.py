@@ -29,6 +29,9 @@ the second half of the run (:func:`empirical_rate`, which reports which window i
 The paper's iteration counts are decoded from its times with the cost formula printed in
 its Table II (:func:`cost_formula`, :func:`paper_K_star`); they are the *paper's* side of
 every comparison and are never used as results.
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.tuning` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations

@@ -23,6 +23,9 @@ stored through :func:`fedrepro.core.cache.run_units` (one unit per solver and ``
 resumable, parallel with ``FEDREPRO_WORKERS``). Summaries, tables and figures are in
 :mod:`fedrepro.chapters.fedplt.worst_case.render` (so that editing them leaves the stored
 results fresh).
+
+The experiment configs and the functions that compute the stored results live in
+:mod:`fedrepro.experiments.fedplt.worst_case` (a run module); this module re-exports them.
 """
 
 from __future__ import annotations
