@@ -14,6 +14,7 @@ import pytest
 
 from fedrepro.chapters.fedplt.tuning import scorecard as sc
 from fedrepro.chapters.fedplt.tuning import sweeps
+from fedrepro.core import operators as ops
 from fedrepro.core.cache import MissingResult, is_fresh, read_only, result_path
 
 # --------------------------------------------------------------------------- decoding the paper
@@ -173,7 +174,7 @@ def test_v1_rates_small_instance():
     # exact PRS converges at least as fast as Lemma 3 promises (zeta is a worst case over
     # F_{lam, lam_bar}; 1e-3 covers the fit's noise)
     for r, rate in zip(cfg.prox_rhos, res["prox_rate"], strict=False):
-        assert rate <= sweeps.ops.prs_contraction(r, res["lam"], res["lam_bar"]) + 1e-3
+        assert rate <= ops.prs_contraction(r, res["lam"], res["lam_bar"]) + 1e-3
     # with many local steps Fed-PLT is exact PRS (40 GD steps at rho = 0.3 contract the local
     # error by chi^40 ~ 1e-10): rates equal to 1e-3
     assert abs(res["fig3_rate"][0, 1] - res["fig3_prox_rate"][0]) < 1e-3
@@ -311,7 +312,7 @@ def test_stored_drift_and_v1_rates():
     # Lemma 3 bounds the exact-PRS rate (1e-3: fit noise) wherever the window fit was used
     for r, rate, how in zip(v1["prox_rhos"], v1["prox_rate"], v1["prox_window"], strict=False):
         if how == "window":
-            assert rate <= sweeps.ops.prs_contraction(r, v1["lam"], v1["lam_bar"]) + 1e-3
+            assert rate <= ops.prs_contraction(r, v1["lam"], v1["lam_bar"]) + 1e-3
     assert 0 < s["fig2_min_rate"] < 1 and len(s["fig3"]) == len(v1["fig3_rhos"])
 
 

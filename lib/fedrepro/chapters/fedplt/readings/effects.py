@@ -294,7 +294,7 @@ def epochs_verdicts(result: Mapping[str, Any]) -> dict[tuple[float, float], dict
     """``{reading: {claim: (holds, reason)}}`` for :data:`EPOCH_CLAIMS`, with the tuning
     chapter's checks (:mod:`fedrepro.chapters.fedplt.tuning.scorecard`) on the stored curves
     of :class:`.epochs.ReadingsEpochsConfig`."""
-    from fedrepro.chapters.fedplt.tuning import scorecard as sc
+    from fedrepro.chapters.fedplt.tuning import checks as sc
     from fedrepro.chapters.fedplt.tuning.sweeps import ne_profile
 
     Nes = np.asarray(result["Nes"])
@@ -388,7 +388,7 @@ def table_ii_claim_verdicts(profile: str = "paper") -> dict[tuple[float, float],
     """``{reading: {claim: (holds, reason)}}``: v1 C02, C04 and C07 decided by the comparison
     chapter's checks on v1 Table II as rerun under each reading (:func:`readings`); a cell
     without a run under the reading counts as missing."""
-    from fedrepro.chapters.fedplt.comparison import scorecard as sc
+    from fedrepro.chapters.fedplt.comparison import claims as sc
     from fedrepro.chapters.fedplt.comparison.experiments import v1_rate_cells
 
     keys = [(c["row"], c["column"]) for c in v1_rate_cells(profile).values()]
