@@ -445,11 +445,14 @@ def test_readings_take_the_comparisons_fields_and_streams(profile):
     from fedrepro.chapters.fedplt.readings.grid_range import GridRangeConfig
     from fedrepro.chapters.fedplt.readings.tamuna import TamunaReadingsConfig
     from fedrepro.chapters.fedplt.readings.tight_small import SETTINGS, TightComparisonConfig
+    from fedrepro.core import rng, streams
 
     base = cmp.ComparisonConfig.for_profile(profile)
     for cls in (GridRangeConfig, TamunaReadingsConfig, TightComparisonConfig):
         config = cls.for_profile(profile)
-        assert type(config) is cls and config.seed_name == base.seed_name
+        assert type(config) is cls
+        assert streams.stream_name(cls.part, cls.experiment) == streams.stream_name(base.part, base.experiment)
+        assert rng.entropy_of(config, fields=()) == rng.entropy_of(base, fields=())  # the same streams
         assert all(getattr(config, f.name) == getattr(base, f.name) for f in dataclasses.fields(base)), cls
         assert config.result_name() != base.result_name()
     assert TightComparisonConfig.for_profile(profile).rerun == SETTINGS  # its own field keeps its default

@@ -31,7 +31,6 @@ import torch
 from fedrepro.alidpfl import closed_form_tau, stacked
 from fedrepro.alidpfl import training as base
 from fedrepro.alidpfl.budget import BudgetCounter
-from fedrepro.alidpfl.dpsgd import DPSGDSettings, poisson_batch
 from fedrepro.alidpfl.models import make_cnn, num_parameters
 from fedrepro.alidpfl.setting import FederatedData
 from fedrepro.core.cache import code_hash
@@ -43,27 +42,6 @@ __all__ = ["train_closed_form", "expected_batch"]
 def expected_batch(q: float, sizes: np.ndarray) -> int:
     """B̂ = ⌊q·min_i |D_i|⌋ (at least 1), the batch of the public code's noise term."""
     return max(1, int(math.floor(float(q) * int(np.min(sizes)))))
-
-
-def _steps(params: list[torch.Tensor], xs, ys, gens, tau: int, settings: DPSGDSettings,
-           state: dict[str, Any]) -> list[torch.Tensor]:
-    """``tau`` DP-SGD steps of every client on its stacked parameters (in place; the draws of
-    :func:`fedrepro.alidpfl.training.train`); returns each client's last batch indices."""
-    std = float(settings.sigma) * float(settings.clip)
-    idx: list[torch.Tensor] = []
-    for _ in range(tau):
-        idx = [poisson_batch(int(x.shape[0]), settings.q, g) for x, g in zip(xs, gens, strict=True)]
-        sums = stacked.clipped_sums(params, [x[i] for x, i in zip(xs, idx, strict=True)],
-                                    [y[i] for y, i in zip(ys, idx, strict=True)], settings.clip)
-        for m, g in enumerate(gens):
-            scale = 1.0 / settings.divisor(int(xs[m].shape[0]))
-            for p, s in zip(params, sums, strict=True):
-                grad = s[m]
-                if std > 0.0:
-                    grad = grad.add_(torch.randn(grad.shape, generator=g, dtype=grad.dtype), alpha=std)
-                p[m].add_(grad.mul_(scale), alpha=-float(settings.lr))
-        state["batch_sizes"] += sum(int(i.numel()) for i in idx)
-    return idx
 
 
 def _batch_statistics(params: list[torch.Tensor], xs, ys, idx) -> tuple[np.ndarray, np.ndarray]:
@@ -132,9 +110,9 @@ def train_closed_form(plan: base.RunPlan, data: FederatedData, *, checkpoint_dir
             break
         params = stacked.stack(state["w"], shapes, len(xs))
         if tau > 1:
-            _steps(params, xs, ys, gens, tau - 1, settings, state)
+            base.stacked_steps(params, xs, ys, gens, tau - 1, settings, state)
         before = [p.clone() for p in params]
-        idx = _steps(params, xs, ys, gens, 1, settings, state)
+        idx = base.stacked_steps(params, xs, ys, gens, 1, settings, state)
         loss_before, grad_before = _batch_statistics(before, xs, ys, idx)
         loss_after, grad_after = _batch_statistics(params, xs, ys, idx)
         state["unaccounted_gradients"] += 2 * sum(int(i.numel()) for i in idx)

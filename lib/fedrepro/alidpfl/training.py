@@ -337,12 +337,16 @@ def _local_per_client(plan: RunPlan, model: torch.nn.Module, w: torch.Tensor, xs
     return torch.stack(out)
 
 
-def _local_stacked(model: torch.nn.Module, w: torch.Tensor, xs, ys, gens, tau: int,
-                   settings: DPSGDSettings, state: dict[str, Any]) -> torch.Tensor:
-    """The same as :func:`_local_per_client`, all clients computed together (same draws)."""
-    shapes = [p.shape for p in model.parameters()]
-    params = stacked.stack(w, shapes, len(xs))
+def stacked_steps(params: list[torch.Tensor], xs, ys, gens, tau: int, settings: DPSGDSettings,
+                  state: dict[str, Any]) -> list[torch.Tensor]:
+    """``tau`` DP-SGD steps (ALI-DPFL Alg. 1, lines 7-12) of every client on its stacked
+    parameters, in place: each record sampled with probability q, each per-sample gradient
+    clipped to C, the sum noised with N(0, σ²C²) from the client's generator and divided by
+    the batch divisor, step η. The one implementation of a round's local training with the
+    stacked engine (:func:`train`'s and the closed-form τ* run's); returns each client's last
+    batch indices."""
     std = float(settings.sigma) * float(settings.clip)
+    idx: list[torch.Tensor] = []
     for _ in range(tau):
         idx = [poisson_batch(int(x.shape[0]), settings.q, g) for x, g in zip(xs, gens, strict=True)]
         sums = stacked.clipped_sums(params, [x[i] for x, i in zip(xs, idx, strict=True)],
@@ -355,6 +359,15 @@ def _local_stacked(model: torch.nn.Module, w: torch.Tensor, xs, ys, gens, tau: i
                     grad = grad.add_(torch.randn(grad.shape, generator=g, dtype=grad.dtype), alpha=std)
                 p[m].add_(grad.mul_(scale), alpha=-float(settings.lr))
         state["batch_sizes"] += sum(int(i.numel()) for i in idx)
+    return idx
+
+
+def _local_stacked(model: torch.nn.Module, w: torch.Tensor, xs, ys, gens, tau: int,
+                   settings: DPSGDSettings, state: dict[str, Any]) -> torch.Tensor:
+    """The same as :func:`_local_per_client`, all clients computed together (same draws)."""
+    shapes = [p.shape for p in model.parameters()]
+    params = stacked.stack(w, shapes, len(xs))
+    stacked_steps(params, xs, ys, gens, tau, settings, state)
     return stacked.unstack_flat(params)
 
 
