@@ -1,7 +1,7 @@
 """ALI-DPFL Tables II–IV (Fashion-MNIST, one seed) from an empty results store: wall time,
 CPU time and per-sample gradient throughput, against the 40-minute target on 2 cores.
 
-The 14 training runs of ``fedrepro.chapters.alidpfl.experiments.load_tables`` are computed
+The 14 training runs of ``fedrepro.experiments.alidpfl.tables.load_tables`` are computed
 in a child process whose results store is a new empty folder (``--store``, or a temporary
 one), with ``FEDREPRO_WORKERS`` workers (default 2). The script then reports:
 
@@ -45,7 +45,7 @@ TARGET_S = 2400.0  # 40 minutes on 2 cores (DESIGN.md "Performance": one ALI-DPF
 
 _CHILD = """
 import json, sys
-from fedrepro.chapters.alidpfl.experiments import load_tables
+from fedrepro.experiments.alidpfl.tables import load_tables
 r = load_tables(sys.argv[1], int(sys.argv[2]), sys.argv[3])
 runs = r["runs"]
 print(json.dumps({"sampled_records": sum(int(v["sampled_records"]) for v in runs.values()),
@@ -59,8 +59,8 @@ def _table_diff(store: Path, profile: str, seed: int, reading: str) -> dict[str,
     cells compared and equal, and the largest difference of a run's final test accuracy
     (``final_accuracy``, in the table's unit); None
     when the committed store holds no result of the same config and code."""
-    from fedrepro.chapters.alidpfl.experiments import TablesConfig
     from fedrepro.core import cache
+    from fedrepro.experiments.alidpfl.tables import TablesConfig
 
     cfg = TablesConfig(profile=profile, seed=seed, reading=reading)
     mine_path = cache.result_path(cfg, store)
@@ -87,8 +87,8 @@ def _existing_work(store: Path, profile: str, seed: int, reading: str) -> list[s
     to it): what a run there would resume instead of computing. Units and checkpoints of
     another config or of other code are not resumed (their folders carry both hashes), so
     they are not listed."""
-    from fedrepro.chapters.alidpfl import experiments
     from fedrepro.core import cache
+    from fedrepro.experiments.alidpfl import tables as experiments
 
     cfg = experiments.TablesConfig(profile=profile, seed=seed, reading=reading)
     result = cache.result_path(cfg, store)

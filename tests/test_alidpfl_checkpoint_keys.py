@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from fedrepro.chapters.alidpfl import experiments, settings
+from fedrepro.experiments.alidpfl import settings
+from fedrepro.experiments.alidpfl import tables as experiments
 
 
 @pytest.mark.parametrize("module, folder_of", [

@@ -1,9 +1,10 @@
 """What the public code's closed-form τ* does to the claims that ALI-DPFL beats every fixed τ.
 
-The stored closed-form runs (:mod:`fedrepro.chapters.alidpfl.closed_form`) replace the ALI-DPFL
+The stored closed-form runs (:mod:`fedrepro.experiments.alidpfl.closed_form`) replace the ALI-DPFL
 entry of every R_s < R_c cell of the tables of the same seed (spec reading); the claims of
-:data:`fedrepro.chapters.alidpfl.scorecard.BEST_FIXED_CLAIMS` are then decided by the very
-rules of :func:`fedrepro.chapters.alidpfl.scorecard.tables_outcomes`. Nothing here computes a
+:data:`fedrepro.chapters.alidpfl.claims.BEST_FIXED_CLAIMS` are then decided by the very
+rules of :func:`fedrepro.chapters.alidpfl.claims.tables_outcomes` (the scorecard's, which lie
+below both this module and :mod:`fedrepro.chapters.alidpfl.scorecard`). Nothing here computes a
 run: a result that is not stored (or is stale) gives ``None``.
 """
 
@@ -15,11 +16,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from fedrepro.chapters.alidpfl import closed_form, experiments, scorecard, tables
+from fedrepro.chapters.alidpfl import claims, tables
 from fedrepro.core.cache import load_if_computed
+from fedrepro.experiments.alidpfl import closed_form
+from fedrepro.experiments.alidpfl import tables as experiments
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
+
+    from fedrepro.report.scorecard import Outcome
 
 __all__ = ["stored", "substituted", "verdicts", "margins", "SPREAD_SDS", "MIN_SEEDS", "spread_check", "cells_frame",
            "summary", "figure_tau_sequences"]
@@ -64,13 +69,13 @@ def _pairs(profile: str) -> dict[int, tuple[dict[str, Any], dict[str, Any]]] | N
     return pairs or None
 
 
-def verdicts(profile: str = "paper") -> dict[int, dict[str, scorecard.Outcome]] | None:
+def verdicts(profile: str = "paper") -> dict[int, dict[str, Outcome]] | None:
     """``{seed: {claim: outcome}}`` of the claims of ``BEST_FIXED_CLAIMS`` under the closed form."""
     pairs = _pairs(profile)
     if pairs is None:
         return None
-    return {s: {cid: o for cid, o in scorecard.tables_outcomes(sub, profile).items()
-                if cid in scorecard.BEST_FIXED_CLAIMS} for s, (_, sub) in pairs.items()}
+    return {s: {cid: o for cid, o in claims.tables_outcomes(sub, profile).items()
+                if cid in claims.BEST_FIXED_CLAIMS} for s, (_, sub) in pairs.items()}
 
 
 def _keys(result: dict[str, Any]) -> list[str]:
