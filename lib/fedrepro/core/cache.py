@@ -194,9 +194,10 @@ def _code_roots(config: ExperimentConfig, runner: Mapping[str, Any] | None) -> l
 
 
 def current_runner(config: ExperimentConfig, runner: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """``runner`` with each function named where it lives now: a stored ``module:qualname``
-    that no longer resolves is looked up, by its name, in the module of the config's class
-    (where an experiment's run functions live with its config)."""
+    """``runner`` with each function named where it is defined now: a stored
+    ``module:qualname`` is resolved (a module that re-exports the function leads to the module
+    that defines it), and one that no longer resolves is looked up, by its name, in the module
+    of the config's class (where an experiment's run functions live with its config)."""
     if runner is None:
         return None
     out = dict(runner)
@@ -204,13 +205,13 @@ def current_runner(config: ExperimentConfig, runner: Mapping[str, Any] | None) -
         path = out.get(key)
         if not path:
             continue
-        try:
-            resolve_function(path)
-        except (ImportError, AttributeError):
-            moved = f"{type(config).__module__}:{path.partition(':')[2]}"
-            with contextlib.suppress(ImportError, AttributeError):
-                resolve_function(moved)
-                out[key] = moved
+        for candidate in (path, f"{type(config).__module__}:{path.partition(':')[2]}"):
+            try:
+                fn = resolve_function(candidate)
+            except (ImportError, AttributeError):
+                continue
+            out[key] = _function_path(fn) or candidate
+            break
     return out
 
 
