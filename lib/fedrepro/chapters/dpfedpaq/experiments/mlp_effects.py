@@ -28,10 +28,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from fedrepro.chapters.dpfedpaq.experiments.claims import decreasing, increasing
 from fedrepro.chapters.dpfedpaq.experiments.mlp import EFFECTS, PROFILE_SETTINGS, load_mlp_runs, sweep
 from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS as SOFTMAX_SETTINGS
 from fedrepro.chapters.dpfedpaq.experiments.runs import spec
+from fedrepro.chapters.dpfedpaq.experiments.trends import decreasing, increasing
 from fedrepro.core.cache import MissingResult
 from fedrepro.report.book import check_profile, sig3
 
