@@ -27,8 +27,8 @@ from fedrepro.report.quiet import import_tqdm_quietly
 
 import_tqdm_quietly()  # before the MNIST loader (chapters and the scorecard)
 
-from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec  # noqa: E402
 from fedrepro.chapters.dpfedpaq.experiments.trends import decreasing, increasing
+from fedrepro.experiments.dpfedpaq.runs import PROFILE_SETTINGS, spec  # noqa: E402
 from fedrepro.report.book import sig3
 
 __all__ = [

@@ -46,7 +46,7 @@ def verdicts(profile: str = "paper", sensitivity: str = "per_step") -> dict[str,
     panel holds) decided by the chapter's rules on the chapter's vanilla runs and these
     private runs, each standing in for the chapter's run it reruns."""
     from fedrepro.chapters.dpfedpaq.experiments.claims import FIGURE_CLAIMS, evidence
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     runs = dict(load_runs(profile))  # every group: some claims compare with noiseless runs
     mine = load_growth_runs(profile, sensitivity)
