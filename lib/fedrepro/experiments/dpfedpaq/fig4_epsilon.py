@@ -20,7 +20,7 @@ Everything else is the chapter's: the authors' sensitivity ``C/n_i``, the same s
 streams (common random numbers: the runs at γ = 0.2 and the smallest ε of the ``paper``
 reading are the chapter's Fig. 4 (b) runs, recomputed), the same evaluation rounds.
 
-:mod:`.fig4_readings` decides the claims on these runs (this module only trains them, so
+:mod:`fedrepro.chapters.dpfedpaq.experiments.fig4_readings` decides the claims on these runs (this module only trains them, so
 that the stored runs do not depend on the decision rules).
 """
 

@@ -8,7 +8,8 @@ loss as q = min(n/s², √n/s) with n the *block size* and assumes n = d "for si
 chapter's quantizer uses one block, as the analysis does. The experiments' block size is not
 stated. This module trains the chapter's three quantizer settings with the chapter's network
 (64 hidden units), seeds and random streams, at a given step ``lr0`` (the decision module
-passes the *proper* step of :mod:`.mlp_lr_effects`), with the quantizer replaced by
+passes the *proper* step of :mod:`fedrepro.chapters.dpfedpaq.experiments.mlp_lr_effects`), with
+the quantizer replaced by
 :func:`fedrepro.dpfedpaq.blocks.quantize_blocks` of block size ``block`` (:data:`BLOCK_SIZES`):
 
 * ``7850``, the softmax model's dimension: each block has the softmax model's bound q;

@@ -10,7 +10,7 @@ coarsest quantizer, s = 1, costs the network much more than 10 %). Here every ne
 η_k = η₀/(1 + kE/100) otherwise the chapter's), on the chapter's seeds and random streams
 (common random numbers: the runs differ from the chapter's by the step only).
 
-:mod:`.mlp_lr_effects` picks the proper step and decides C48 at every step (this module only
+:mod:`fedrepro.chapters.dpfedpaq.experiments.mlp_lr_effects` picks the proper step and decides C48 at every step (this module only
 trains the runs, so that the stored runs do not depend on the decision rules).
 """
 

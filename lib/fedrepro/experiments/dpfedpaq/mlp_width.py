@@ -10,8 +10,9 @@ after it says): the chapter's network (64 hidden units) has 6.5 times the softma
 parameters, so at s = 1 its bound √d is 2.5 times the softmax model's. C48 names ANNs, CNNs and spiking
 networks and gives none of their sizes. Here the three quantizer settings of the chapter's sweep
 are trained again with :data:`NARROW_HIDDEN` hidden units (fewer parameters than the softmax
-model), at a given step ``lr0`` (the decision module passes the *proper* step of :mod:`.mlp_lr_effects`),
-on the chapter's seeds and random streams.
+model), at a given step ``lr0`` (the decision module passes the *proper* step of
+:mod:`fedrepro.chapters.dpfedpaq.experiments.mlp_lr_effects`), on the chapter's seeds and random
+streams.
 
 This module only trains; :func:`fedrepro.chapters.dpfedpaq.experiments.scorecard.width_cause` decides.
 """

@@ -1,6 +1,7 @@
 """Stored experiment :class:`BudgetConfig`: the communication trade-off of eq. (11) (spec §7.4) —
 for a bit budget B over T iterations, every feasible (s, E, M) and the training loss of vanilla
-FedPAQ run with it (the bound is evaluated by :mod:`.report` from the MNIST constants).
+FedPAQ run with it (the bound is evaluated by :mod:`fedrepro.chapters.dpfedpaq.theory.report` from
+the MNIST constants).
 """
 
 from __future__ import annotations
