@@ -27,7 +27,8 @@ from fedrepro.report.quiet import import_tqdm_quietly
 
 import_tqdm_quietly()  # before the MNIST loader (chapters and the scorecard)
 
-from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec  # noqa: E402
+from fedrepro.chapters.dpfedpaq.experiments.trends import decreasing, increasing
+from fedrepro.experiments.dpfedpaq.runs import PROFILE_SETTINGS, spec  # noqa: E402
 from fedrepro.report.book import sig3
 
 __all__ = [
@@ -67,20 +68,6 @@ Runs = Mapping[str, Mapping[str, np.ndarray]]
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def increasing(means: Sequence[float], spreads: Sequence[float] | None = None, *, strict: bool = False) -> bool:
-    """Each mean ≥ the previous (> if ``strict``), or ≥ previous − max(spreads) of the pair."""
-    m = np.asarray(means, dtype=float)
-    s = np.zeros_like(m) if spreads is None else np.asarray(spreads, dtype=float)
-    slack = np.maximum(s[1:], s[:-1])
-    d = np.diff(m)
-    return bool(np.all(d > 0) if strict else np.all(d >= -slack))
-
-
-def decreasing(means: Sequence[float], spreads: Sequence[float] | None = None, *, strict: bool = False) -> bool:
-    """:func:`increasing` of the negated means."""
-    return increasing(-np.asarray(means, dtype=float), spreads, strict=strict)
 
 
 def rounds_to_reach(rounds: np.ndarray, loss: np.ndarray, threshold: float = LOSS_THRESHOLD) -> float:
@@ -614,7 +601,7 @@ def verdicts(runs: Runs, profile: str = "paper",
     ``mlp_runs`` (default: the stored ones of ``profile``, computed when missing outside a
     read-only context; not-run if not stored in one) by :func:`.mlp_effects.verdict` (its
     effect rules are seed-robust themselves)."""
-    from fedrepro.chapters.dpfedpaq.experiments import mlp_effects  # it imports this module
+    from fedrepro.chapters.dpfedpaq.experiments import mlp_effects
 
     ev = evidence(runs, profile)
     seeds = per_seed(runs, profile)

@@ -34,7 +34,7 @@ def no_noise_facts(profile: str = "paper") -> dict[str, float]:
     training loss of the noiseless private runs at the smallest clipping threshold of the grid
     and without clipping, and the relative spread of the final loss over the subsampling ratios
     (no noise, C = 1)."""
-    from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, load_runs, spec
+    from fedrepro.experiments.dpfedpaq.runs import PROFILE_SETTINGS, load_runs, spec
 
     runs, st = load_runs(profile), PROFILE_SETTINGS[profile]
     clips = [c for c in st["clips_nonoise"] if c is not None]
@@ -49,7 +49,7 @@ def uplink_facts(profile: str = "paper") -> dict[str, float]:
     """Fig. 3 (a): the uplink of a run without quantization over that with the coarsest
     quantizer ``s = 1`` (eq. (11), ``K·M·β(s)`` bits; 32-bit floats unquantized)."""
     from fedrepro.chapters.dpfedpaq.experiments import tables
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     frame = tables.final_loss_frame(load_runs(profile), profile, "3a")
     mb = frame["uplink MB"]
@@ -63,7 +63,7 @@ def valid_facts(profile: str = "paper") -> dict[str, float]:
     which the per-step heuristic trains (ends below ln 10), and the smallest ε from which the
     authors' noise is below the model change; the authors' noise-to-update ratio at ε = 1."""
     from fedrepro.chapters.dpfedpaq.experiments import tables
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     runs = load_runs(profile)
     valid = tables.valid_calibration_frame(runs, profile)
@@ -91,7 +91,7 @@ def growth_facts(profile: str = "paper") -> dict[str, int]:
     noise) miss and the runs with the per-step noise that grows with E match
     (:func:`.tables.growth_frame`)."""
     from fedrepro.chapters.dpfedpaq.experiments import claims, tables
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     runs = load_runs(profile)
     frame = tables.growth_frame(claims.verdicts(runs, profile), profile)
@@ -105,7 +105,8 @@ def fig4_facts(profile: str = "paper") -> dict[str, int]:
     of how many."""
     import re
 
-    from fedrepro.chapters.dpfedpaq.experiments import fig4_epsilon, fig4_readings
+    from fedrepro.chapters.dpfedpaq.experiments import fig4_readings
+    from fedrepro.experiments.dpfedpaq import fig4_epsilon
 
     why = fig4_readings.all_verdicts(profile)[(fig4_epsilon.CHAPTER_EPSILON, "authors_code")]["dpfedpaq-main-C40"][1]
     m = re.search(r"holds for (\d+) of (\d+) seeds", why)
@@ -121,9 +122,10 @@ def mlp_facts(profile: str = "paper") -> dict[str, Any]:
     ε = 0.1 of both models and the round at which the network's mean loss is lowest there, the
     network's final losses at s = 1 and unquantized and every quantizer's gap to the unquantized
     run for both models."""
-    from fedrepro.chapters.dpfedpaq.experiments import mlp, mlp_effects, mlp_width
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.chapters.dpfedpaq.experiments import mlp_effects
     from fedrepro.dpfedpaq.mlp import dimension
+    from fedrepro.experiments.dpfedpaq import mlp, mlp_width
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     softmax_runs, net_runs = load_runs(profile), mlp.load_mlp_runs(profile)
     rows = mlp_effects.effects(softmax_runs, net_runs, profile)

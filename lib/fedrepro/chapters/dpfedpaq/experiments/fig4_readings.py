@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from fedrepro.chapters.dpfedpaq.experiments.fig4_epsilon import grid_runs, load_fig4_epsilon_runs, readings
+from fedrepro.experiments.dpfedpaq.fig4_epsilon import grid_runs, load_fig4_epsilon_runs, readings
 
 __all__ = ["CLAIMS", "FIGURES", "verdicts", "all_verdicts", "c40_ranks"]
 
@@ -29,7 +29,7 @@ def verdicts(profile: str = "paper", epsilon: float = 0.1, semantics: str = "pap
     ``semantics``) standing in for the chapter's runs of the grid (``chapter_runs``: the
     chapter's runs, loaded when ``None``)."""
     from fedrepro.chapters.dpfedpaq.experiments.claims import FIGURE_CLAIMS, _seed_note, evidence, per_seed
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     runs = dict(load_runs(profile) if chapter_runs is None else chapter_runs)
     mine = load_fig4_epsilon_runs(profile, epsilon, semantics)
@@ -48,7 +48,7 @@ def verdicts(profile: str = "paper", epsilon: float = 0.1, semantics: str = "pap
 
 def all_verdicts(profile: str = "paper") -> dict[tuple[float, str], dict[str, tuple[bool | None, str]]]:
     """:func:`verdicts` of every reading of :func:`readings` (the chapter's runs loaded once)."""
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     chapter = load_runs(profile)
     return {(e, sem): verdicts(profile, e, sem, chapter) for e, sem in readings(profile)}

@@ -15,8 +15,8 @@ import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
 from fedrepro.dpfedpaq.quantizer import bits
+from fedrepro.experiments.dpfedpaq.runs import PROFILE_SETTINGS, spec
 
 __all__ = ["INVALID_NOTE", "draw", "fig2_accuracy", "fig2_bottom", "fig2_top", "fig3", "fig4", "fig4_grid",
            "valid_calibration"]

@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedrepro.chapters.dpfedpaq.experiments import mlp, mlp_block, mlp_effects, mlp_lr_effects, mlp_width_effects
+from fedrepro.chapters.dpfedpaq.experiments import mlp_effects, mlp_lr_effects, mlp_width_effects
 from fedrepro.dpfedpaq.blocks import block_variance_parameter
 from fedrepro.dpfedpaq.mlp import dimension
 from fedrepro.dpfedpaq.quantizer import bits
+from fedrepro.experiments.dpfedpaq import mlp, mlp_block
 from fedrepro.report.book import check_profile, sig3
 
 __all__ = ["block_effects", "block_extra_bits", "block_gaps", "block_frame"]
@@ -33,7 +34,7 @@ def block_effects(profile: str = "paper") -> dict[str, Any]:
     size (``blocks``: {n: {...}}) its (levels, seeds) final losses, the decision of every
     quantizer row (``(carries over, softmax holds, blocks hold, reason)``), ``holds`` (both carry
     over), the bound q at s = 1 and the bits of one message at each level."""
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     profile = check_profile(profile)
     lr0 = mlp_lr_effects.proper_learning_rate(profile)

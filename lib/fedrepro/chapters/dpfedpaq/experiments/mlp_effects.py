@@ -28,11 +28,11 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from fedrepro.chapters.dpfedpaq.experiments.claims import decreasing, increasing
-from fedrepro.chapters.dpfedpaq.experiments.mlp import EFFECTS, PROFILE_SETTINGS, load_mlp_runs, sweep
-from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS as SOFTMAX_SETTINGS
-from fedrepro.chapters.dpfedpaq.experiments.runs import spec
+from fedrepro.chapters.dpfedpaq.experiments.trends import decreasing, increasing
 from fedrepro.core.cache import MissingResult
+from fedrepro.experiments.dpfedpaq.mlp import EFFECTS, PROFILE_SETTINGS, load_mlp_runs, sweep
+from fedrepro.experiments.dpfedpaq.runs import PROFILE_SETTINGS as SOFTMAX_SETTINGS
+from fedrepro.experiments.dpfedpaq.runs import spec
 from fedrepro.report.book import check_profile, sig3
 
 __all__ = ["EFFECT_ROWS", "FLAT_TOLERANCE", "PARTIAL_NOTE", "decide_C48", "decide_effect", "effect_holds",

@@ -15,15 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.chapters.dpfedpaq.experiments.mlp import mlp_spec
-from fedrepro.chapters.dpfedpaq.experiments.mlp_lr import CHAPTER_LEARNING_RATE, LEARNING_RATES, load_mlp_lr_runs
+from fedrepro.experiments.dpfedpaq.mlp import mlp_spec
+from fedrepro.experiments.dpfedpaq.mlp_lr import CHAPTER_LEARNING_RATE, LEARNING_RATES, load_mlp_lr_runs
 from fedrepro.report.book import check_profile
 
 __all__ = ["final_losses", "proper_learning_rate", "quantizer_gaps", "verdicts"]
 
 
 def _all_runs(profile: str) -> dict[float, Mapping[str, Any]]:
-    from fedrepro.chapters.dpfedpaq.experiments.mlp import load_mlp_runs
+    from fedrepro.experiments.dpfedpaq.mlp import load_mlp_runs
 
     out = {CHAPTER_LEARNING_RATE: load_mlp_runs(profile)}
     out.update({lr: load_mlp_lr_runs(profile, lr) for lr in LEARNING_RATES[check_profile(profile)]})
@@ -47,7 +47,7 @@ def proper_learning_rate(profile: str = "paper") -> float:
 def verdicts(profile: str = "paper", softmax_runs: Mapping[str, Any] | None = None) -> dict[float, tuple[str, str]]:
     """η₀ → C48's (status, reason) by the chapter's rule with the network runs at that step."""
     from fedrepro.chapters.dpfedpaq.experiments import mlp_effects
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     softmax = load_runs(profile) if softmax_runs is None else softmax_runs
     return {lr: mlp_effects.verdict(softmax, profile, mlp_runs=runs) for lr, runs in _all_runs(profile).items()}
@@ -56,7 +56,7 @@ def verdicts(profile: str = "paper", softmax_runs: Mapping[str, Any] | None = No
 def quantizer_gaps(profile: str = "paper") -> dict[float, float]:
     """η₀ → how far the network's mean final loss with the coarsest quantizer lies above the
     unquantized one (relative; the effect C31/C32 say has "little impact", 10 % allowed)."""
-    from fedrepro.chapters.dpfedpaq.experiments.mlp import PROFILE_SETTINGS, sweep
+    from fedrepro.experiments.dpfedpaq.mlp import PROFILE_SETTINGS, sweep
 
     _, runs_of = sweep(profile, "s")
     coarse, plain = runs_of[0].name(), runs_of[-1].name()

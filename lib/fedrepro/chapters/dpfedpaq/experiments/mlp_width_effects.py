@@ -14,8 +14,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from fedrepro.chapters.dpfedpaq.experiments import mlp, mlp_effects, mlp_lr, mlp_lr_effects, mlp_width
+from fedrepro.chapters.dpfedpaq.experiments import mlp_effects, mlp_lr_effects
 from fedrepro.dpfedpaq.mlp import dimension
+from fedrepro.experiments.dpfedpaq import mlp, mlp_lr, mlp_width
 from fedrepro.report.book import check_profile, sig3
 
 __all__ = ["width_effects", "coarse_gaps", "width_frame"]
@@ -36,7 +37,7 @@ def width_effects(profile: str = "paper") -> dict[str, Any]:
     (``(carries over, softmax holds, narrow holds, reason)``), ``holds`` (both carry over) and
     ``others`` (labels of the non-quantizer effects that do not carry over for the chapter's
     network at that step)."""
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     profile = check_profile(profile)
     lr0 = mlp_lr_effects.proper_learning_rate(profile)

@@ -20,29 +20,19 @@ vanilla and noiseless runs do not depend on the noise and are the chapter's.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from typing import Any
 
-import numpy as np
-
-from fedrepro.chapters.dpfedpaq.experiments.runs import (
-    PROFILE_SETTINGS,
-    Float32RunsConfig,
-    RunsConfig,
+from fedrepro.experiments.dpfedpaq.noise_growth import (  # noqa: F401
+    _GROUPS,
+    GrowthRunsConfig,
     RunSpec,
-    _one_blas_thread,
-    registry,
+    _combine,
+    _train,
+    growth_runs,
+    load_growth_runs,
 )
-from fedrepro.core import rng
-from fedrepro.core.cache import run_units
-from fedrepro.dpfedpaq.algorithms import private_fedpaq
-from fedrepro.dpfedpaq.mnist import het_mnist_problem
-from fedrepro.report.book import check_profile
 
 __all__ = ["CLAIMS", "FIGURES", "GrowthRunsConfig", "load_growth_runs", "growth_runs", "verdicts"]
 
-#: The groups of the chapter whose private runs are rerun here (Fig. 2 top and bottom, Fig. 4).
-_GROUPS: tuple[str, ...] = ("fig2top", "fig2bottom", "fig4")
 #: Claims and figure items decided on these runs.
 CLAIMS: tuple[str, ...] = ("dpfedpaq-main-C22", "dpfedpaq-main-C25", "dpfedpaq-main-C26", "dpfedpaq-main-C28",
                            "dpfedpaq-main-C39", "dpfedpaq-main-C46", "dpfedpaq-main-C36", "dpfedpaq-main-C40",
@@ -51,81 +41,12 @@ FIGURES: tuple[str, ...] = ("dpfedpaq-main-F2b", "dpfedpaq-main-F2c", "dpfedpaq-
                             "dpfedpaq-main-F4c", "dpfedpaq-main-F4d")
 
 
-def growth_runs(profile: str, sensitivity: str) -> dict[str, tuple[str, RunSpec, tuple[int, ...]]]:
-    """``{name: (group, spec, evaluation rounds)}``: the private runs with noise of Figs. 2a–d
-    and 4a–d with the sensitivity replaced (the group is the chapter's, whose seeds the run
-    shares)."""
-    out: dict[str, tuple[str, RunSpec, tuple[int, ...]]] = {}
-    for group in _GROUPS:
-        for run, rounds in registry(profile, group).values():
-            if run.algo != "private" or run.eps is None:
-                continue
-            new = dataclasses.replace(run, sensitivity=sensitivity)
-            out.setdefault(new.name(), (group, new, rounds))
-    return out
-
-
-@dataclasses.dataclass(frozen=True)
-class GrowthRunsConfig(Float32RunsConfig):
-    """The private runs with noise of Figs. 2a–d and 4a–d with sensitivity ``sensitivity`` on the
-    chapter's seeds."""
-
-    part = "dpfedpaq"
-    experiment = "experiments-fig2-noise-growth"
-    seed_name = "fedrepro.chapters.dpfedpaq.experiments.noise_growth:GrowthRunsConfig"
-
-    profile: str = "paper"
-    sensitivity: str = "per_step"
-
-    def units(self) -> list[str]:
-        n = PROFILE_SETTINGS[check_profile(self.profile)]["seeds"]
-        return [f"{name}--seed{j}" for name in growth_runs(self.profile, self.sensitivity) for j in range(n)]
-
-
-def _train(cfg: GrowthRunsConfig, unit: str) -> dict[str, Any]:
-    name, _, seed_txt = unit.rpartition("--seed")
-    runs = growth_runs(cfg.profile, cfg.sensitivity)
-    if name not in runs or not seed_txt.isdigit():
-        raise ValueError(f"unknown unit {unit!r} for profile {cfg.profile!r}")
-    group, run, rounds = runs[name]
-    problem = het_mnist_problem(run.n_digits, per_device=PROFILE_SETTINGS[cfg.profile]["per_device"])
-    # the seed of the chapter's run of the same group and seed index: common random numbers
-    seed = rng.seed_sequence(RunsConfig(profile=cfg.profile, group=group), int(seed_txt), fields=())
-    with _one_blas_thread():
-        h = private_fedpaq(problem, rounds=run.K, local_steps=run.E, m_per_round=run.M,
-                           sample_ratio=run.gamma, clip=run.clip, epsilon=run.eps, delta=run.delta,
-                           sensitivity_mode=run.sensitivity, calibration=run.calibration, q_levels=run.s,
-                           profile=run.semantics, seed=seed, eval_rounds=rounds, accuracy=run.accuracy)
-    return {"rounds": h.rounds, "loss": h.loss, "accuracy": h.accuracy,
-            "noise_norm_mean": float(np.mean(h.noise_norm)), "update_norm_mean": float(np.mean(h.update_norm)),
-            "noise_std_round0": float(h.info.get("noise_std_round0", np.nan))}
-
-
-def _combine(cfg: GrowthRunsConfig, done: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
-    n = PROFILE_SETTINGS[cfg.profile]["seeds"]
-    out: dict[str, Any] = {}
-    for name in growth_runs(cfg.profile, cfg.sensitivity):
-        per = [done[f"{name}--seed{j}"] for j in range(n)]
-        entry: dict[str, Any] = {"rounds": np.asarray(per[0]["rounds"])}
-        for key in per[0]:
-            if key != "rounds":
-                entry[key] = np.array([np.asarray(p[key], dtype=float) for p in per])
-        out[name] = entry
-    return {"runs": out}
-
-
-def load_growth_runs(profile: str = "paper", sensitivity: str = "per_step") -> dict[str, dict[str, np.ndarray]]:
-    """The stored runs of :class:`GrowthRunsConfig` (computed when missing): ``{name: metrics}``."""
-    cfg = GrowthRunsConfig(profile=check_profile(profile), sensitivity=sensitivity)
-    return run_units(cfg, cfg.units(), _train, combine=_combine)["runs"]
-
-
 def verdicts(profile: str = "paper", sensitivity: str = "per_step") -> dict[str, tuple[bool | None, str]]:
     """The claims of Figs. 2b–d and 4b–d (:data:`CLAIMS`, and :data:`FIGURES`: every claim about the
     panel holds) decided by the chapter's rules on the chapter's vanilla runs and these
     private runs, each standing in for the chapter's run it reruns."""
     from fedrepro.chapters.dpfedpaq.experiments.claims import FIGURE_CLAIMS, evidence
-    from fedrepro.chapters.dpfedpaq.experiments.runs import load_runs
+    from fedrepro.experiments.dpfedpaq.runs import load_runs
 
     runs = dict(load_runs(profile))  # every group: some claims compare with noiseless runs
     mine = load_growth_runs(profile, sensitivity)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from typing import Any
 
 from fedrepro.chapters.dpfedpaq.experiments.claims import verdicts
-from fedrepro.chapters.dpfedpaq.experiments.runs import GROUPS, RunsConfig, combine, run_unit
 from fedrepro.core.cache import run_units
+from fedrepro.experiments.dpfedpaq.runs import GROUPS, RunsConfig, combine, run_unit
 from fedrepro.report.scorecard import Outcome
 
 __all__ = ["clip_epsilon_cause", "fig4_reading_cause", "growth_cause", "learning_rate_cause",
@@ -60,7 +60,7 @@ def ordering_within_seeds(per_seed: Any) -> tuple[bool, float, float]:
 
 def _stored_in(profile: str, **run: Any) -> str:
     """The store path of the group of runs that holds the run ``spec(profile, **run)``."""
-    from fedrepro.chapters.dpfedpaq.experiments.runs import registry, spec
+    from fedrepro.experiments.dpfedpaq.runs import registry, spec
 
     name = spec(profile, **run).name()
     group = next(g for g in GROUPS if name in registry(profile, g))
@@ -77,7 +77,7 @@ def subsampling_cause(runs: dict[str, Any], profile: str) -> tuple[str, str, str
     import numpy as np
 
     from fedrepro.chapters.dpfedpaq.experiments.claims import _run
-    from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS
+    from fedrepro.experiments.dpfedpaq.runs import PROFILE_SETTINGS
 
     gammas = PROFILE_SETTINGS[profile]["gammas_nonoise"]
     rs = [_run(runs, profile, eps=None, gamma=g) for g in gammas]
@@ -106,7 +106,7 @@ def clip_epsilon_cause(runs: dict[str, Any], profile: str) -> tuple[str, str, st
     import numpy as np
 
     from fedrepro.chapters.dpfedpaq.experiments.claims import _at, _run, increasing
-    from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS
+    from fedrepro.experiments.dpfedpaq.runs import PROFILE_SETTINGS
 
     st = PROFILE_SETTINGS[profile]
     clips, e_small, K = st["clips"], min(st["eps"]), st["K"]
@@ -129,7 +129,7 @@ def fig4_reading_cause(item: str, readings: dict[tuple[float, str], dict[str, tu
     the paper does not state (``unstated-setting``; the evidence is the stored runs of the
     reading that changes the fewest of the chapter's settings, the first listed among equals);
     holding under none, it stays ``open`` and the sentence lists what was tried."""
-    from fedrepro.chapters.dpfedpaq.experiments.fig4_epsilon import CHAPTER_EPSILON, Fig4EpsilonRunsConfig
+    from fedrepro.experiments.dpfedpaq.fig4_epsilon import CHAPTER_EPSILON, Fig4EpsilonRunsConfig
 
     def name(e: float, sem: str) -> str:
         return f"eps = {e:g}" + (" with the authors' code's local training" if sem == "authors_code" else "")
@@ -153,7 +153,8 @@ def learning_rate_cause(profile: str) -> tuple[str, str, str]:
     The network runs are repeated at other steps (:mod:`.mlp_lr`); when C48 holds at the step
     with the lowest final loss of the default network run (the *proper* step, chosen without
     the claim), the unstated step is the cause (``unstated-setting``); otherwise ``open``."""
-    from fedrepro.chapters.dpfedpaq.experiments import mlp_lr, mlp_lr_effects
+    from fedrepro.chapters.dpfedpaq.experiments import mlp_lr_effects
+    from fedrepro.experiments.dpfedpaq import mlp_lr
 
     losses = mlp_lr_effects.final_losses(profile)
     proper = mlp_lr_effects.proper_learning_rate(profile)
@@ -177,7 +178,8 @@ def width_cause(profile: str) -> tuple[str, str, str]:
     (:mod:`.mlp_width_effects`). When only the quantizer's effects differ at the proper step
     and both are the softmax model's for the narrow network, the unstated size is the cause
     (``unstated-setting``); otherwise ``open`` with what the narrow network gave."""
-    from fedrepro.chapters.dpfedpaq.experiments import mlp_width, mlp_width_effects
+    from fedrepro.chapters.dpfedpaq.experiments import mlp_width_effects
+    from fedrepro.experiments.dpfedpaq import mlp_width
 
     w = mlp_width_effects.width_effects(profile)
     if w["others"]:
@@ -204,7 +206,8 @@ def block_cause(profile: str) -> tuple[str, str, str]:
     for some block size, both are the softmax model's, the unstated block size is the cause
     (``unstated-setting``, with the first such block size's result as evidence); otherwise
     ``open`` with what each block size gave."""
-    from fedrepro.chapters.dpfedpaq.experiments import mlp_block, mlp_block_effects
+    from fedrepro.chapters.dpfedpaq.experiments import mlp_block_effects
+    from fedrepro.experiments.dpfedpaq import mlp_block
 
     b = mlp_block_effects.block_effects(profile)
     if b["others"]:

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from fedrepro.chapters.dpfedpaq.experiments import claims as _claims
-from fedrepro.chapters.dpfedpaq.experiments.runs import PROFILE_SETTINGS, spec
 from fedrepro.dpfedpaq.quantizer import bits
+from fedrepro.experiments.dpfedpaq.runs import PROFILE_SETTINGS, spec
 from fedrepro.report.book import sig3
 
 __all__ = ["available", "authors_profile_frame", "claims_frame", "final_loss_frame", "gamma_clip_table", "growth_frame",
@@ -200,7 +200,8 @@ def fig4_readings_frame(verdicts_: Mapping[str, tuple[str, str]], profile: str =
     :mod:`fedrepro.chapters.dpfedpaq.experiments.fig4_readings` (one row per reading, after the
     chapter's own setting): the verdict of each item, and the rank of C = 0.5 over γ (C40's
     evidence)."""
-    from fedrepro.chapters.dpfedpaq.experiments import fig4_epsilon, fig4_readings
+    from fedrepro.chapters.dpfedpaq.experiments import fig4_readings
+    from fedrepro.experiments.dpfedpaq import fig4_epsilon
 
     items = fig4_readings.FIGURES + fig4_readings.CLAIMS
 
@@ -223,7 +224,8 @@ def mlp_lr_frame(profile: str = "paper") -> pd.DataFrame:
     """C48 at every step of :mod:`fedrepro.chapters.dpfedpaq.experiments.mlp_lr`: the default
     network run's final training loss (mean over seeds; the lowest marks the proper step), how
     far the coarsest quantizer ends above the unquantized run, and C48's verdict."""
-    from fedrepro.chapters.dpfedpaq.experiments import mlp_lr, mlp_lr_effects
+    from fedrepro.chapters.dpfedpaq.experiments import mlp_lr_effects
+    from fedrepro.experiments.dpfedpaq import mlp_lr
 
     losses, proper = mlp_lr_effects.final_losses(profile), mlp_lr_effects.proper_learning_rate(profile)
     gaps = mlp_lr_effects.quantizer_gaps(profile)

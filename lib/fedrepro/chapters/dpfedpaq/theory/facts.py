@@ -36,7 +36,7 @@ def link3_root() -> float:
 
 
 def _checks(profile: str) -> dict[str, Any]:
-    from fedrepro.chapters.dpfedpaq.theory import checks as checks_exp
+    from fedrepro.experiments.dpfedpaq import theory_checks as checks_exp
 
     return checks_exp.load_checks(profile)
 
@@ -46,7 +46,7 @@ def quantizer_facts(profile: str = "paper") -> dict[str, float]:
     ``s = 10`` (the experiments' level), and the exact variance ratio ``E‖Q(v) − v‖²/‖v‖²`` of the
     Gaussian test vector at ``s = 10`` (and ``s = 1``) and its fraction of ``q``; the smallest
     integer ``s`` with ``q ≤ 1`` (``s ≥ √d``)."""
-    from fedrepro.chapters.dpfedpaq.experiments.mlp_width import softmax_parameters
+    from fedrepro.experiments.dpfedpaq.mlp_width import softmax_parameters
 
     u = _checks(profile)["units"]["quantizer"]
     q = {int(s): float(row["q"]) for s, row in u["q_table"].items()}
@@ -67,8 +67,8 @@ def privacy_facts(profile: str = "paper") -> dict[str, float]:
     at which the chain holds (``2·link3_root``), the target ε from which eq. (16) fails at
     γ = 0.4 (δ of the defaults), and the ε up to which the classical calibration (13) is valid at
     δ = 10⁻⁵."""
-    from fedrepro.chapters.dpfedpaq.experiments.runs import RunSpec
     from fedrepro.dpfedpaq.amplification import paper_calibration_failure_epsilon
+    from fedrepro.experiments.dpfedpaq.runs import RunSpec
     from fedrepro.privacy.gaussian import classical_calibration_failure_epsilon
 
     u = _checks(profile)["units"]
@@ -125,7 +125,7 @@ def theorem_facts(profile: str = "paper") -> dict[str, float]:
     how many orders of magnitude the corrected bound (the proof's offset) exceeds the measurement;
     on the isotropic counterexample (``isotropic_<reading>_<mu>``: measured error, bound and
     measured/bound at ``μ = 0.05`` and ``0.01``)."""
-    from fedrepro.chapters.dpfedpaq.theory import theorem as theorem_exp
+    from fedrepro.experiments.dpfedpaq import theory_theorem as theorem_exp
 
     th = theorem_exp.load_theorem(profile)
     ratios = [1 / float(u["ratio"]) for name, u in th["units"].items() if name.startswith("synthetic")]
@@ -159,8 +159,8 @@ def remark6_facts(profile: str = "paper", T: int = 1000) -> dict[str, Any]:
     results (``G = C = 1``, ``E = 10``, ``T`` iterations; :func:`fedrepro.dpfedpaq.theorem1.theorem1_bound`
     without noise): the ``(E−1)²`` term at ``λ = 0``, and the ``E ∈ {1, …, 100}`` minimising
     eq. (18) under ``M = E`` for ``λ² ∈ {0, ¼, 1, 4}×`` the MNIST ``λ²``."""
-    from fedrepro.chapters.dpfedpaq.theory import theorem as theorem_exp
     from fedrepro.dpfedpaq import theorem1 as t
+    from fedrepro.experiments.dpfedpaq import theory_theorem as theorem_exp
 
     th = theorem_exp.load_theorem(profile)
     k = th["units"]["mnist"]["constants"]
@@ -180,9 +180,9 @@ def remark6_facts(profile: str = "paper", T: int = 1000) -> dict[str, Any]:
 
 def budget_fact_rows(profile: str = "paper") -> list[dict[str, Any]]:
     """The rows of the page's fixed-budget table (:func:`.report.budget_rows`)."""
-    from fedrepro.chapters.dpfedpaq.theory import budget as budget_exp
     from fedrepro.chapters.dpfedpaq.theory import report
-    from fedrepro.chapters.dpfedpaq.theory import theorem as theorem_exp
+    from fedrepro.experiments.dpfedpaq import theory_budget as budget_exp
+    from fedrepro.experiments.dpfedpaq import theory_theorem as theorem_exp
 
     T = budget_exp.BudgetConfig.for_profile(profile).T
     return report.budget_rows(budget_exp.load_budget(profile), theorem_exp.load_theorem(profile), T)

@@ -285,9 +285,9 @@ def _claims(checks: dict[str, Any], theorem: dict[str, Any], budget: dict[str, A
 
 def outcomes() -> dict[str, Outcome]:
     """All outcomes of the chapter (paper profile, read from the results store)."""
-    from fedrepro.chapters.dpfedpaq.theory import budget as bx
-    from fedrepro.chapters.dpfedpaq.theory import checks as cx
-    from fedrepro.chapters.dpfedpaq.theory import theorem as tx
+    from fedrepro.experiments.dpfedpaq import theory_budget as bx
+    from fedrepro.experiments.dpfedpaq import theory_checks as cx
+    from fedrepro.experiments.dpfedpaq import theory_theorem as tx
 
     checks, theorem, budget = cx.load_checks("paper"), tx.load_theorem("paper"), bx.load_budget("paper")
     rows = report.all_rows(checks, theorem)
