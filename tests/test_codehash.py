@@ -106,13 +106,12 @@ def test_modules_a_registry_names_are_code_of_the_results_that_use_it():
     strings (and only strings naming an existing module)."""
     from fedrepro.fedplt.baselines import ALGORITHMS
 
-    closure = set(codehash.module_closure(["fedrepro.chapters.fedplt.comparison.experiments"]))
+    closure = set(codehash.module_closure(["fedrepro.experiments.fedplt.comparison"]))
     named = {target.partition(":")[0] for target in ALGORITHMS.values()}
     assert named and named <= closure
     assert "fedrepro.fedplt.baselines.tamuna_readings" not in closure  # not named by the registry
     assert "fedrepro.fedplt.baselines.tamuna_readings" in codehash.module_closure(
-        ["fedrepro.chapters.fedplt.readings.tamuna"])  # named by the readings' own table
+        ["fedrepro.experiments.fedplt.readings.tamuna"])  # named by the readings' own table
     assert codehash._named_references("fedrepro.fedplt.baselines") == named
-    # a config's seed name ("module:Class") names its own module: nothing new
-    assert codehash._named_references("fedrepro.chapters.dpfedpaq.experiments.mlp_width") == {
-        "fedrepro.chapters.dpfedpaq.experiments.mlp_width"}
+    # streams are named by declared identity: a run module names no module by a seed string
+    assert codehash._named_references("fedrepro.experiments.dpfedpaq.mlp_width") == set()

@@ -84,7 +84,7 @@ class ExperimentConfig:
 #: ``(part, experiment) -> {class path: class}`` of every config class imported so far.
 _REGISTRY: dict[tuple[str, str], dict[str, type]] = {}
 #: The packages whose modules define the experiments' config classes (the runs layer).
-RUN_PACKAGES: tuple[str, ...] = ("fedrepro.experiments", "fedrepro.chapters")
+RUN_PACKAGES: tuple[str, ...] = ("fedrepro.experiments",)
 
 
 def identity(config: ExperimentConfig | type) -> dict[str, str]:

@@ -19,7 +19,7 @@ _R = TypeVar("_R", bound="ComparisonReading")
 class ComparisonReading(ComparisonConfig):
     """A reading of v2 Tables II-IV: the fields (and their defaults per profile) are those of
     :class:`~fedrepro.chapters.fedplt.comparison.experiments.ComparisonConfig`, whose random
-    streams it shares (its ``seed_name``); a subclass names its ``experiment`` and may add
+    streams it shares (its stream name, :mod:`fedrepro.core.streams`); a subclass names its ``experiment`` and may add
     fields of its own, which keep their defaults in :meth:`for_profile`."""
 
     @classmethod
