@@ -160,13 +160,13 @@ class Verdict:
     ok: bool
     mode: str
     detail: str = ""
-    #: Units of the result, and how many of them this verdict recomputed (0, 0: not a unit run).
-    units_total: int = 0
-    units_checked: int = 0
     #: :attr:`Comparison.max_used`: the share of the tolerance the closest value uses.
     used: float = math.nan
     #: Every place beyond tolerance (``detail`` names the first three).
     mismatches: tuple[str, ...] = ()
+    #: Units of the result, and how many of them this verdict recomputed (0, 0: not a unit run).
+    units_total: int = 0
+    units_checked: int = 0
 
     def line(self) -> str:
         rel = "-" if math.isnan(self.max_rel) else f"{self.max_rel:.1e}"
@@ -303,8 +303,8 @@ def verify_file(path: Path, scratch: Path) -> Verdict:
         detail += f"; and {len(result.mismatches) - 3} more"
     if result.skipped:
         detail = (detail + "; " if detail else "") + f"{result.skipped} path-dependent values not compared"
-    return Verdict(name, seconds, result.max_rel, cls.verify_rtol, result.ok, mode, detail, n_units, n_checked,
-                   result.max_used, tuple(result.mismatches))
+    return Verdict(name, seconds, result.max_rel, cls.verify_rtol, result.ok, mode, detail, result.max_used,
+                   tuple(result.mismatches), units_total=n_units, units_checked=n_checked)
 
 
 def _verify_one(scratch: str, path: str) -> dict[str, Any]:
