@@ -94,8 +94,14 @@ test: setup
 	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --durations=15
 
 # Recompute every committed result from the library in a scratch store; compare value by value.
+# VERIFY_BUDGET_S: the wall time it plans for, from the recorded times (benchmarks/verify-times.json):
+# the cheap results every run, one group of the long ones by commit (every result within a few
+# commits; it prints its coverage). The default keeps CI (.ci/run) within 40 min on 2 cores;
+# `make verify VERIFY_BUDGET_S=` recomputes every result.
+VERIFY_BUDGET_S ?= 1200
 verify: setup
-	FEDREPRO_WORKERS=$${FEDREPRO_WORKERS:-$(WORKERS)} $(BIN)/python -m fedrepro.core.verify
+	FEDREPRO_WORKERS=$${FEDREPRO_WORKERS:-$(WORKERS)} FEDREPRO_VERIFY_BUDGET_S=$(VERIFY_BUDGET_S) \
+		$(BIN)/python -m fedrepro.core.verify
 
 # `make verify` once per CPU kernel family this machine can run (AVX2, AVX-512): the spread
 # between families, which CI meets, is what each result's tolerance must cover. VERIFY=theory restricts it.

@@ -237,3 +237,24 @@ def test_the_library_has_no_import_circle():
             if indegree[t] == 0:
                 ready.append(t)
     assert ordered == len(imports), sorted(m for m, d in indegree.items() if d > 0)[:10]
+
+
+def test_a_budgeted_verify_checks_the_cheap_results_always_and_rotates_the_long_ones():
+    from fedrepro.core import verify
+
+    times = {"a/cheap1": 10.0, "a/cheap2": 20.0, "b/long1": 400.0, "b/long2": 300.0, "b/long3": 250.0}
+    names = [*times, "c/new"]  # a result without a recorded time is always checked
+    assert verify.plan(names, times, None, 2, 5).checked == tuple(names)
+    # 300 s on 2 workers: 600 s of one worker; the cheapest fill half of it (10 + 20 + 250),
+    # the others are packed in groups of what is left (320 s): 400 s and 300 s go one per group
+    plans = [verify.plan(names, times, 300.0, 2, r) for r in range(6)]
+    assert {p.groups for p in plans} == {2} and plans[0].always == 4
+    for p in plans:
+        assert {"a/cheap1", "a/cheap2", "b/long3", "c/new"} <= set(p.checked)
+        assert set(p.checked) | set(p.deferred) == set(names) and not set(p.checked) & set(p.deferred)
+        assert len(p.deferred) == 1  # one long result waits for the next rotation
+    assert set().union(*(set(p.checked) for p in plans[:2])) == set(names)  # every result within 2 runs
+    assert plans[0].checked == plans[2].checked != plans[1].checked
+    with pytest.raises(ValueError, match="budget"):
+        verify.plan(names, times, 0.0, 2, 0)
+    assert verify.recorded_times(Path("/nonexistent/verify-times.json")) == {}

@@ -231,6 +231,14 @@ def rotation_period(n_units: int, k: int) -> int:
     return max(1, math.ceil(n_units / k))
 
 
+def _commit_rotation() -> int:
+    """The rotation keyed by the checked-out commit (0 outside a git checkout)."""
+    try:
+        return rotation_key("commit") or 0
+    except ValueError:
+        return 0
+
+
 def rotation_key(value: str | None = None) -> int | None:
     """The rotation of the spot checks: ``value`` (or ``$FEDREPRO_VERIFY_ROTATE``) is an
     integer, a commit hash (hex), or ``"commit"`` for the checked-out commit; ``None``
@@ -329,6 +337,73 @@ def _verify_all(files: Sequence[Path], scratch: Path) -> Iterator[Verdict]:
         yield Verdict(**{**fields, "mismatches": tuple(fields.get("mismatches", ()))})
 
 
+#: Measured recomputation times of the committed results under ``make verify`` (seconds per
+#: result, one of two workers, with the CPU they were measured on): what the time budget plans
+#: with. A result it does not list (a new one) is always checked.
+TIMES_FILE = Path(__file__).resolve().parents[3] / "benchmarks" / "verify-times.json"
+
+
+def recorded_times(path: Path = TIMES_FILE) -> dict[str, float]:
+    """``{<part>/<name>: seconds}`` from :data:`TIMES_FILE` (empty when it does not exist)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    return {name: float(entry["seconds"]) for name, entry in data["results"].items()}
+
+
+@dataclasses.dataclass(frozen=True)
+class Plan:
+    """Which results a budgeted ``make verify`` recomputes: every result that fits in half the
+    budget, cheapest first (always), and one of ``groups`` rotating groups of the longer ones,
+    each packed to fit in the other half (first fit, longest first), chosen by the rotation."""
+
+    checked: tuple[str, ...]
+    deferred: tuple[str, ...]
+    group: int = 0
+    groups: int = 1
+    always: int = 0
+
+
+def plan(names: Sequence[str], times: dict[str, float], budget_s: float | None, workers: int,
+         rotation: int | None) -> Plan:
+    """The :class:`Plan` of a run over ``names`` with ``budget_s`` seconds of wall time on
+    ``workers`` processes (``None``: everything). Results without a recorded time are checked."""
+    names = list(names)
+    if budget_s is None:
+        return Plan(tuple(names), (), always=len(names))
+    if not (budget_s > 0 and workers >= 1):
+        raise ValueError(f"the verify budget must be a positive number of seconds, got {budget_s!r}")
+    capacity = float(budget_s) * workers  # seconds of one worker
+    known = sorted((n for n in names if n in times), key=lambda n: (times[n], n))
+    always = [n for n in names if n not in times]
+    spent = 0.0
+    rest = []
+    for n in known:
+        if not rest and spent + times[n] <= capacity / 2:
+            always.append(n)
+            spent += times[n]
+        else:
+            rest.append(n)
+    bins: list[list[str]] = []
+    loads: list[float] = []
+    for n in sorted(rest, key=lambda n: (-times[n], n)):
+        for i, load in enumerate(loads):
+            if load + times[n] <= capacity - spent:
+                bins[i].append(n)
+                loads[i] += times[n]
+                break
+        else:
+            bins.append([n])
+            loads.append(times[n])
+    if not bins:
+        return Plan(tuple(names), (), always=len(names))
+    group = (rotation or 0) % len(bins)
+    chosen = set(always) | set(bins[group])
+    return Plan(tuple(n for n in names if n in chosen), tuple(n for n in names if n not in chosen),
+                group, len(bins), len(always))
+
+
 def coverage(verdicts: Sequence[Verdict], rotation: int | None) -> str:
     """What a verify run covered: the results recomputed in full, the spot-checked ones with
     the share of their units recomputed, and how the spot checks rotate."""
@@ -357,6 +432,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="recompute nothing: list the stale or corrupt results, fail if there are any")
     parser.add_argument("--details", action="store_true",
                         help="print every place beyond tolerance, not only the first three")
+    parser.add_argument("--budget-s", type=float, default=None,
+                        help="plan the run to this many seconds of wall time from the recorded times "
+                             "(benchmarks/verify-times.json): the cheap results always, one rotating group "
+                             "of the long ones (by commit); default: $FEDREPRO_VERIFY_BUDGET_S, else all")
     parser.add_argument("--summary", type=Path, default=None,
                         help="also write the verdicts to this JSON file (name, ok, used, max_rel, rtol, mode)")
     args = parser.parse_args(argv)
@@ -373,6 +452,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         files = [f for f in files if any(n in f"{f.parent.name}/{f.stem}" for n in args.names)]
         if not files:
             parser.error(f"no stored result matches {args.names}")
+    budget = args.budget_s
+    if budget is None and os.environ.get("FEDREPRO_VERIFY_BUDGET_S", "").strip():
+        budget = float(os.environ["FEDREPRO_VERIFY_BUDGET_S"])
+    from fedrepro.core.executors import worker_count
+
+    rotation = rotation_key() if budget is None else (rotation_key() if os.environ.get(
+        "FEDREPRO_VERIFY_ROTATE", "").strip() else _commit_rotation())
+    by_name = {f"{f.parent.name}/{f.stem}": f for f in files}
+    chosen = plan(list(by_name), recorded_times(), budget, worker_count(), rotation)
+    files = [by_name[n] for n in chosen.checked]
     with tempfile.TemporaryDirectory(prefix="fedrepro-verify-") as tmp:
         scratch = (args.scratch or Path(tmp)).resolve()
         if scratch == store:
@@ -405,6 +494,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     failed = [v for v in verdicts if not v.ok]
     rels = [v.max_rel for v in verdicts if not math.isnan(v.max_rel)]
     print(coverage(verdicts, rotation_key()))
+    if chosen.deferred:
+        print(f"budget {budget:.0f} s: {chosen.always} results checked every run; long-result group "
+              f"{chosen.group + 1} of {chosen.groups} this run (rotated by commit: every result is checked within "
+              f"{chosen.groups} commits); deferred this run: {', '.join(chosen.deferred)}")
     print(f"\n{len(verdicts) - len(failed)} of {len(verdicts)} results verified in "
           f"{time.perf_counter() - t0:.0f} s; largest relative difference "
           f"{max(rels) if rels else float('nan'):.1e}" + (f"; FAILED: {', '.join(v.name for v in failed)}" if failed else ""))
