@@ -81,7 +81,7 @@ def test_tau_rule_and_budget_inputs_are_range_checked(call, name):
 
 
 def _checkpointed(tmp_path, plan, rounds=2):
-    assert training.train(plan, _data(), checkpoint_dir=tmp_path, stop_after_rounds=rounds) == {"interrupted": True}
+    assert training.train(plan, _data(), checkpoint_dir=tmp_path, stop_after_rounds=rounds) is None
     return tmp_path / training.CHECKPOINT_NAME
 
 

@@ -184,7 +184,7 @@ def test_view_edits_module_moves_and_the_device_leave_every_result_fresh(tmp_pat
     assert _probe(lib, store)["stale"] == []
 
 
-def test_a_reference_to_other_code_is_hashed_by_that_code(tmp_path, monkeypatch):
+def test_a_reference_to_other_code_is_hashed_by_that_code():
     """Moving a module changes no hash, but importing a name from a different module does:
     a reference is hashed by the content of the module it names."""
     tree = ast.parse("from fedrepro.core.linalg import x\nfrom fedrepro.core.prox import x\n")

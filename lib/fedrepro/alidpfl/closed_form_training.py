@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import math
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import torch
@@ -32,6 +31,7 @@ from fedrepro.alidpfl import closed_form_tau, stacked
 from fedrepro.alidpfl import training as base
 from fedrepro.alidpfl.budget import BudgetCounter
 from fedrepro.alidpfl.models import make_cnn, num_parameters
+from fedrepro.alidpfl.run_state import TrainingResult
 from fedrepro.alidpfl.setting import FederatedData
 from fedrepro.core.cache import code_hash
 from fedrepro.core.validate import ParameterTypeError, check_int
@@ -61,11 +61,12 @@ def _batch_statistics(params: list[torch.Tensor], xs, ys, idx) -> tuple[np.ndarr
 
 
 def train_closed_form(plan: base.RunPlan, data: FederatedData, *, checkpoint_dir: Path | None = None,
-                      stop_after_rounds: int | None = None, return_model: bool = False) -> dict[str, Any]:
+                      stop_after_rounds: int | None = None, return_model: bool = False) -> TrainingResult | None:
     """Run ALI-DPFL's ``plan`` (``tau=None``, the stacked engine on the CPU) with the
     closed-form τ* of the public code; returns the history of
-    :func:`fedrepro.alidpfl.training.train` (its full-test evaluation only at the end) plus
-    ``mu`` and ``gamma`` per round; ``return_model`` adds the final global model."""
+    :func:`fedrepro.alidpfl.training.train` (a :class:`TrainingResult`; its full-test evaluation
+    only at the end) with ``mu`` and ``gamma`` per round; ``return_model`` adds the final global
+    model; ``None`` when ``stop_after_rounds`` ended the call early."""
     if not isinstance(plan, base.RunPlan):
         raise ParameterTypeError(f"plan must be a RunPlan, got {type(plan).__name__}")
     if plan.tau is not None:
@@ -90,10 +91,10 @@ def train_closed_form(plan: base.RunPlan, data: FederatedData, *, checkpoint_dir
         base._remove_orphans(ckpt)
         state = base._load(ckpt, fingerprint)
     if state is None:
-        state = base._fresh_state(plan, data, model) | {"mu": [], "gamma": []}
-    counter = BudgetCounter(plan.budgets, state["rounds_done"], state["iterations_done"])
+        state = base._fresh_state(plan, data, model)
+    counter = BudgetCounter(plan.budgets, state.rounds_done, state.iterations_done)
     gens = []
-    for st in state["generators"]:
+    for st in state.generators:
         g = torch.Generator(device="cpu")
         g.set_state(st)
         gens.append(g)
@@ -105,58 +106,44 @@ def train_closed_form(plan: base.RunPlan, data: FederatedData, *, checkpoint_dir
     sigma = plan.sigma if plan.noise else 0.0
     calls = 0
     while True:
-        tau = int(state["tau_next"])
+        tau = int(state.tau_next)
         if not counter.allows(tau):
             break
-        params = stacked.stack(state["w"], shapes, len(xs))
+        params = stacked.stack(state.w, shapes, len(xs))
         if tau > 1:
             base.stacked_steps(params, xs, ys, gens, tau - 1, settings, state)
         before = [p.clone() for p in params]
         idx = base.stacked_steps(params, xs, ys, gens, 1, settings, state)
         loss_before, grad_before = _batch_statistics(before, xs, ys, idx)
         loss_after, grad_after = _batch_statistics(params, xs, ys, idx)
-        state["unaccounted_gradients"] += 2 * sum(int(i.numel()) for i in idx)
+        state.unaccounted_gradients += 2 * sum(int(i.numel()) for i in idx)
         local = stacked.unstack_flat(params)
         new_w = torch.from_numpy(weights) @ local.double()
         drift = torch.linalg.vector_norm(local.double() - new_w, dim=1).numpy()
         mu, gamma = closed_form_tau.round_statistics(loss_before, loss_after,
                                                      np.linalg.norm(grad_after - grad_before, axis=1), drift, weights)
         counter.spend(tau)
-        state["w"] = new_w.float()
-        state["taus"].append(tau)
-        state["mu"].append(mu)
-        state["gamma"].append(gamma)
-        state["round"] += 1
-        state["rounds_done"], state["iterations_done"] = counter.rounds_done, counter.iterations_done
-        state["tau_next"] = closed_form_tau.closed_form_tau(
+        state.w = new_w.float()
+        state.taus.append(tau)
+        state.mu.append(mu)
+        state.gamma.append(gamma)
+        state.round += 1
+        state.rounds_done, state.iterations_done = counter.rounds_done, counter.iterations_done
+        state.tau_next = closed_form_tau.closed_form_tau(
             mu, gamma, tau=tau, rounds=plan.budgets.rounds, iterations=plan.budgets.iterations,
             sigma=sigma, clip=plan.clip_norm, d=d, batch=batch)
-        r = state["round"]
-        base._load_copy(model, state["w"])
+        r = state.round
+        base._load_copy(model, state.w)
         if r % plan.curve_every == 0:
-            cidx = state["curve_idx"]
-            state["curve"][r] = base.evaluate(model, data.test_x[cidx], data.test_y[cidx])["accuracy"]
-        state["generators"] = [g.get_state() for g in gens]
+            cidx = state.curve_idx
+            state.curve[r] = base.evaluate(model, data.test_x[cidx], data.test_y[cidx])["accuracy"]
+        state.generators = [g.get_state() for g in gens]
         calls += 1
         if ckpt is not None and r % plan.checkpoint_every == 0:
             base._save(state, ckpt, fingerprint)
         if stop_after_rounds is not None and calls >= stop_after_rounds:
-            return {"interrupted": True}
-    base._load_copy(model, state["w"])
+            return None
+    base._load_copy(model, state.w)
     final = base.evaluate(model, data.test_x, data.test_y)
-    curve_rounds = sorted(state["curve"])
-    extra = {"model": state["w"].numpy().copy()} if return_model else {}
-    return extra | {
-        "rounds": int(state["round"]),
-        "iterations": int(state["iterations_done"]),
-        "taus": np.array(state["taus"], dtype=np.int64),
-        "mu": np.array(state["mu"]),
-        "gamma": np.array(state["gamma"]),
-        "final_accuracy": final["accuracy"],
-        "final_loss": final["loss"],
-        "curve_rounds": np.array(curve_rounds, dtype=np.int64),
-        "curve_accuracy": np.array([state["curve"][k] for k in curve_rounds]),
-        "unaccounted_gradients": int(state["unaccounted_gradients"]),
-        "sampled_records": int(state["batch_sizes"]),
-        "d": int(d),
-    }
+    return TrainingResult.from_state(state, final, d, evaluations=False, closed_form=True,
+                                     return_model=return_model)

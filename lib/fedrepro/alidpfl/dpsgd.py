@@ -68,7 +68,8 @@ from torch.nn import functional as F
 
 from fedrepro.alidpfl import fastclip
 from fedrepro.alidpfl.fastclip import FastOptions
-from fedrepro.core.validate import ParameterTypeError, check_int, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int
+from fedrepro.privacy import mechanism
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -179,17 +180,7 @@ def clip_factors(norms: torch.Tensor, clip: float) -> torch.Tensor:
     ``norms``; TypeError when ``norms`` is not a tensor."""
     if not isinstance(norms, torch.Tensor):
         raise ParameterTypeError(f"norms must be a torch tensor, got {type(norms).__name__}")
-    clip = check_positive("clip", clip)
-    bad = ~torch.isfinite(norms) | (norms < 0)
-    if norms.device.type != "meta" and bool(bad.any()):  # meta tensors hold no values
-        i = int(torch.nonzero(bad.reshape(-1))[0])
-        raise ValueError(f"norms must be finite and >= 0 (per-sample gradient norms); sample {i} "
-                         f"has {float(norms.reshape(-1)[i])}")
-    # C/‖g‖ ≥ 1 where ‖g‖ ≤ C (a zero norm included); in float64, where neither C nor a
-    # float32 norm underflows, and without dividing by zero
-    n64 = norms.to(torch.float64)
-    above = n64 > clip
-    return torch.where(above, clip / torch.where(above, n64, 1.0), 1.0).to(norms.dtype)
+    return mechanism.clip_factors(norms, clip)  # the one clipping rule (fedrepro.privacy.mechanism)
 
 
 def flatten(grads: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -300,8 +291,7 @@ def noisy_clipped_gradient(model: nn.Module, x: torch.Tensor, y: torch.Tensor, s
     out = []
     for g in sums:
         if noise and std > 0.0:
-            xi = torch.randn(g.shape, generator=generator, dtype=g.dtype)
-            g = g.add_(xi.to(g.device), alpha=std)
+            g = mechanism.add_gaussian_noise_(g, std, generator)
         out.append(g.mul_(scale))
     return out, int(idx.numel())
 

@@ -32,7 +32,7 @@ from fedrepro.core.validate import ParameterTypeError, check_int, check_interval
 from fedrepro.data.datasets import load_dataset
 from fedrepro.data.partition import dirichlet_label_skew, label_shards
 
-__all__ = ["FederatedSetting", "ClientData", "FederatedData", "build_clients",
+__all__ = ["PAPER", "FederatedSetting", "ClientData", "FederatedData", "build_clients",
            "expected_labels_per_client", "scale_images"]
 
 DATASETS = ("fashion_mnist", "cifar10")
@@ -89,6 +89,11 @@ class FederatedSetting:
         check_interval("delta", self.delta, 0.0, 1.0, closed_low=False, closed_high=False)
         if self.divisor is not None:
             check_positive("divisor", self.divisor)
+
+
+#: The setting of the paper's experiments (§VI-A): the one place ALI-DPFL's constants live
+#: (q = 0.015, C = 0.1, σ = 1.1, η = 0.5, δ = 1e-5); code that means the paper's value reads it here.
+PAPER: FederatedSetting = FederatedSetting()
 
 
 @dataclasses.dataclass(frozen=True)

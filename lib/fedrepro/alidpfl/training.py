@@ -57,10 +57,9 @@ import dataclasses
 import hashlib
 import io
 import json
-import math
 import time
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import torch
@@ -71,13 +70,15 @@ from fedrepro.alidpfl import stacked, tau_rule
 from fedrepro.alidpfl.budget import BudgetCounter, Budgets
 from fedrepro.alidpfl.dpsgd import DPSGDSettings, dpsgd_step, poisson_batch
 from fedrepro.alidpfl.models import make_cnn, num_parameters
-from fedrepro.alidpfl.setting import FederatedData
+from fedrepro.alidpfl.run_state import RunState, TrainingResult
+from fedrepro.alidpfl.setting import PAPER, FederatedData
 from fedrepro.core.cache import atomic_write, code_hash
 from fedrepro.core.device import DEVICE_VARIABLE, resolve_device
 from fedrepro.core.validate import ParameterTypeError, check_int, check_interval, check_nonnegative, check_positive
+from fedrepro.privacy import mechanism
 
-__all__ = ["RunPlan", "train", "evaluate", "client_generators", "check_data", "CheckpointError",
-           "CHECKPOINT_NAME", "METHODS", "DEVICE_VARIABLE", "resolve_device"]
+__all__ = ["RunPlan", "RunState", "TrainingResult", "train", "evaluate", "client_generators", "check_data",
+           "CheckpointError", "CHECKPOINT_NAME", "METHODS", "DEVICE_VARIABLE", "resolve_device"]
 
 CHECKPOINT_NAME = "checkpoint.pt"
 #: How a round is computed: all clients together (``"stacked"``) or one model per client
@@ -105,10 +106,10 @@ class RunPlan:
 
     budgets: Budgets
     tau: int | None = 1
-    q: float = 0.015
-    clip_norm: float = 0.1
-    sigma: float = 1.1
-    eta: float = 0.5
+    q: float = PAPER.q
+    clip_norm: float = PAPER.clip
+    sigma: float = PAPER.sigma
+    eta: float = PAPER.eta
     divisor: float | None = None
     clip: bool = True
     noise: bool = True
@@ -246,7 +247,7 @@ def check_data(data: FederatedData, classes: int = 10) -> None:
     _check_images("test set", data.test_x, data.test_y, shape, classes)
 
 
-def _fresh_state(plan: RunPlan, data: FederatedData, model: torch.nn.Module) -> dict[str, Any]:
+def _fresh_state(plan: RunPlan, data: FederatedData, model: torch.nn.Module) -> RunState:
     ss = np.random.SeedSequence([plan.seed, 0xA11D])
     c_seeds = ss.spawn(len(data.clients) + 2)
     gens = [g.get_state() for g in client_generators(plan.seed, len(data.clients))]
@@ -256,10 +257,8 @@ def _fresh_state(plan: RunPlan, data: FederatedData, model: torch.nn.Module) -> 
     curve_rng = np.random.default_rng(c_seeds[-1])
     curve_idx = np.sort(curve_rng.permutation(len(data.test_y))[: min(plan.curve_size, len(data.test_y))])
     w = parameters_to_vector(model.parameters()).detach().cpu().clone()  # the run state lives on the CPU
-    return {"round": 0, "rounds_done": 0, "iterations_done": 0, "tau_next": plan.tau or 1,
-            "w": w, "w0": w.clone(), "generators": gens, "estimate_idx": estimate_idx,
-            "curve_idx": curve_idx, "taus": [], "evals": {}, "curve": {}, "constants": [],
-            "unaccounted_gradients": 0, "batch_sizes": 0}
+    return RunState(round=0, rounds_done=0, iterations_done=0, tau_next=plan.tau or 1, w=w, w0=w.clone(),
+                    generators=gens, estimate_idx=estimate_idx, curve_idx=curve_idx)
 
 
 def _fingerprint(plan: RunPlan, data: FederatedData) -> str:
@@ -275,12 +274,12 @@ def _fingerprint(plan: RunPlan, data: FederatedData) -> str:
     return h.hexdigest()
 
 
-def _save(state: dict[str, Any], path: Path, fingerprint: str) -> None:
+def _save(state: RunState, path: Path, fingerprint: str) -> None:
     buf = io.BytesIO()
-    torch.save(state, buf)
+    torch.save(state.to_checkpoint(), buf)
     payload = buf.getvalue()
     header = json.dumps({"fingerprint": fingerprint, "sha256": hashlib.sha256(payload).hexdigest(),
-                         "size": len(payload), "round": int(state["round"])}).encode()
+                         "size": len(payload), "round": int(state.round)}).encode()
     atomic_write(path, lambda fh: fh.write(_MAGIC + header + b"\n" + payload))
 
 
@@ -288,7 +287,7 @@ def _restart_hint(path: Path) -> str:
     return f"delete {path.name} in its folder to restart the run from round 0"
 
 
-def _load(path: Path, fingerprint: str) -> dict[str, Any] | None:
+def _load(path: Path, fingerprint: str) -> RunState | None:
     """The checkpointed state, or ``None`` when there is none; :class:`CheckpointError` for a
     damaged checkpoint or one written for another plan, data or code."""
     if not path.is_file():
@@ -309,7 +308,10 @@ def _load(path: Path, fingerprint: str) -> dict[str, Any] | None:
     if header.get("fingerprint") != fingerprint:
         raise CheckpointError(f"checkpoint {path.name} (round {header.get('round')}) belongs to another plan, "
                               f"data or code than this run: {_restart_hint(path)}")
-    return torch.load(io.BytesIO(payload), weights_only=False)
+    try:
+        return RunState.from_checkpoint(torch.load(io.BytesIO(payload), weights_only=False))
+    except ValueError as err:
+        raise CheckpointError(f"checkpoint {path.name} does not hold a run state ({err}): {_restart_hint(path)}") from err
 
 
 def _remove_orphans(path: Path) -> None:
@@ -324,7 +326,7 @@ def _remove_orphans(path: Path) -> None:
 
 
 def _local_per_client(plan: RunPlan, model: torch.nn.Module, w: torch.Tensor, xs, ys, gens, tau: int,
-                      settings: DPSGDSettings, state: dict[str, Any]) -> torch.Tensor:
+                      settings: DPSGDSettings, state: RunState) -> torch.Tensor:
     """(N, d): every client's model after ``tau`` DP-SGD steps from its own copy of ``w``."""
     out = []
     for i in range(len(xs)):
@@ -332,13 +334,13 @@ def _local_per_client(plan: RunPlan, model: torch.nn.Module, w: torch.Tensor, xs
         # views of its argument, and the in-place SGD update must not reach ŵ
         _load_copy(model, w)
         for _ in range(tau):
-            state["batch_sizes"] += dpsgd_step(model, xs[i], ys[i], settings, gens[i], method=plan.method)
+            state.sampled_records += dpsgd_step(model, xs[i], ys[i], settings, gens[i], method=plan.method)
         out.append(parameters_to_vector(model.parameters()).detach().clone())
     return torch.stack(out)
 
 
 def stacked_steps(params: list[torch.Tensor], xs, ys, gens, tau: int, settings: DPSGDSettings,
-                  state: dict[str, Any]) -> list[torch.Tensor]:
+                  state: RunState) -> list[torch.Tensor]:
     """``tau`` DP-SGD steps (ALI-DPFL Alg. 1, lines 7-12) of every client on its stacked
     parameters, in place: each record sampled with probability q, each per-sample gradient
     clipped to C, the sum noised with N(0, σ²C²) from the client's generator and divided by
@@ -356,14 +358,14 @@ def stacked_steps(params: list[torch.Tensor], xs, ys, gens, tau: int, settings: 
             for p, s in zip(params, sums, strict=True):
                 grad = s[m]
                 if std > 0.0:
-                    grad = grad.add_(torch.randn(grad.shape, generator=g, dtype=grad.dtype), alpha=std)
+                    grad = mechanism.add_gaussian_noise_(grad, std, g)
                 p[m].add_(grad.mul_(scale), alpha=-float(settings.lr))
-        state["batch_sizes"] += sum(int(i.numel()) for i in idx)
+        state.sampled_records += sum(int(i.numel()) for i in idx)
     return idx
 
 
 def _local_stacked(model: torch.nn.Module, w: torch.Tensor, xs, ys, gens, tau: int,
-                   settings: DPSGDSettings, state: dict[str, Any]) -> torch.Tensor:
+                   settings: DPSGDSettings, state: RunState) -> torch.Tensor:
     """The same as :func:`_local_per_client`, all clients computed together (same draws)."""
     shapes = [p.shape for p in model.parameters()]
     params = stacked.stack(w, shapes, len(xs))
@@ -372,10 +374,10 @@ def _local_stacked(model: torch.nn.Module, w: torch.Tensor, xs, ys, gens, tau: i
 
 
 def _reports(plan: RunPlan, model: torch.nn.Module, w: torch.Tensor, local: torch.Tensor, xs, ys,
-             state: dict[str, Any]) -> list[tau_rule.ClientReport]:
+             state: RunState) -> list[tau_rule.ClientReport]:
     """Each client's report of §IV-B: F_i and ∇F_i at its model ŵ_i and at ŵ, on its fixed
     estimate subset, and ‖ŵ_i − ŵ‖."""
-    sub = [(x[_tensor(i)], y[_tensor(i)]) for x, y, i in zip(xs, ys, state["estimate_idx"], strict=True)]
+    sub = [(x[_tensor(i)], y[_tensor(i)]) for x, y, i in zip(xs, ys, state.estimate_idx, strict=True)]
     n = len(xs)
     w_dev = w.to(local.device)
     if plan.method == "stacked":
@@ -399,17 +401,18 @@ def _reports(plan: RunPlan, model: torch.nn.Module, w: torch.Tensor, local: torc
     for i, (loss_local, grad_local, loss_global, grad_global) in enumerate(pairs):
         reports.append(tau_rule.ClientReport(loss_local, loss_global, grad_local, grad_global,
                                              float(torch.linalg.vector_norm((local[i] - w_dev).double()))))
-        state["unaccounted_gradients"] += 2 * len(sub[i][1])
+        state.unaccounted_gradients += 2 * len(sub[i][1])
     return reports
 
 
 def train(plan: RunPlan, data: FederatedData, *, checkpoint_dir: Path | None = None,
           stop_after_rounds: int | None = None, return_model: bool = False,
-          device: str | torch.device | None = None) -> dict[str, Any]:
-    """Run ``plan`` on ``data``; returns the run's history (see the module docstring).
+          device: str | torch.device | None = None) -> TrainingResult | None:
+    """Run ``plan`` on ``data``; returns the run's history (:class:`TrainingResult`; see the
+    module docstring).
 
     ``stop_after_rounds`` ends the call early (as a killed run would, after its last
-    checkpoint), for the resumption test; ``return_model`` adds the final global model
+    checkpoint) and returns ``None``, for the resumption test; ``return_model`` adds the final global model
     (``"model"``, the flat float32 parameter vector) for tests that check a round;
     ``device``: where the model is trained (:func:`resolve_device`; the CPU by default)."""
     if not isinstance(plan, RunPlan):
@@ -434,9 +437,9 @@ def train(plan: RunPlan, data: FederatedData, *, checkpoint_dir: Path | None = N
         state = _load(ckpt, fingerprint)
     if state is None:
         state = _fresh_state(plan, data, model)
-    counter = BudgetCounter(plan.budgets, state["rounds_done"], state["iterations_done"])
+    counter = BudgetCounter(plan.budgets, state.rounds_done, state.iterations_done)
     gens = []
-    for st in state["generators"]:
+    for st in state.generators:
         g = torch.Generator(device="cpu")
         g.set_state(st)
         gens.append(g)
@@ -450,10 +453,10 @@ def train(plan: RunPlan, data: FederatedData, *, checkpoint_dir: Path | None = N
     eval_rounds = set(plan.eval_rounds)
     calls = 0
     while True:
-        tau = int(state["tau_next"])
+        tau = int(state.tau_next)
         if not counter.allows(tau):
             break
-        w = state["w"]
+        w = state.w
         if plan.method == "stacked":
             local = _local_stacked(model, w, xs, ys, gens, tau, settings, state)
         else:
@@ -461,57 +464,39 @@ def train(plan: RunPlan, data: FederatedData, *, checkpoint_dir: Path | None = N
         new_w = (weights_dev @ local.double()).cpu()
         reports = _reports(plan, model, w, local, xs, ys, state) if plan.tau is None else []
         counter.spend(tau)
-        state["w"] = new_w.float()
-        state["taus"].append(tau)
-        state["round"] += 1
-        state["rounds_done"], state["iterations_done"] = counter.rounds_done, counter.iterations_done
-        r = state["round"]
+        state.w = new_w.float()
+        state.taus.append(tau)
+        state.round += 1
+        state.rounds_done, state.iterations_done = counter.rounds_done, counter.iterations_done
+        r = state.round
         if plan.tau is None:
             rho, beta, xi = tau_rule.estimate_constants(reports, weights)
             loss = float(sum(wt * rep.loss_global for wt, rep in zip(weights, reports, strict=True)))
-            dist = float(torch.linalg.vector_norm((state["w"] - state["w0"]).double()))
+            dist = float(torch.linalg.vector_norm((state.w - state.w0).double()))
             lam, omega = tau_rule.lambda_omega(plan.rule, loss, dist)
             consts = tau_rule.Constants(rho, beta, xi, lam, omega)
             tau_star, g = tau_rule.choose_tau(
                 consts, tau_prev=tau, eta=plan.eta, noise=noise,
                 iterations_done=counter.iterations_done, rounds_left=counter.rounds_left,
                 iterations_left=counter.iterations_left)
-            state["constants"].append({"rho": rho, "beta": beta, "xi": xi, "lam": lam,
-                                       "omega": omega, "feasible": int(np.isfinite(g).sum())})
-            state["tau_next"] = tau_star
-        _load_copy(model, state["w"])
+            state.constants.append({"rho": rho, "beta": beta, "xi": xi, "lam": lam,
+                                    "omega": omega, "feasible": int(np.isfinite(g).sum())})
+            state.tau_next = tau_star
+        _load_copy(model, state.w)
         if r in eval_rounds:
-            state["evals"][r] = evaluate(model, data.test_x, data.test_y)
+            state.evals[r] = evaluate(model, data.test_x, data.test_y)
         if r % plan.curve_every == 0:
-            idx = state["curve_idx"]
-            state["curve"][r] = evaluate(model, data.test_x[idx], data.test_y[idx])["accuracy"]
-        state["generators"] = [g.get_state() for g in gens]
+            idx = state.curve_idx
+            state.curve[r] = evaluate(model, data.test_x[idx], data.test_y[idx])["accuracy"]
+        state.generators = [g.get_state() for g in gens]
         calls += 1
         if ckpt is not None and r % plan.checkpoint_every == 0:
             _save(state, ckpt, fingerprint)
         if stop_after_rounds is not None and calls >= stop_after_rounds:
-            return {"interrupted": True}
-    final = state["evals"].get(state["round"])
+            return None
+    final = state.evals.get(state.round)
     if final is None:  # the last round was not an evaluation round
-        _load_copy(model, state["w"])
+        _load_copy(model, state.w)
         final = evaluate(model, data.test_x, data.test_y)
-    curve_rounds = sorted(state["curve"])
-    extra = {"model": state["w"].numpy().copy()} if return_model else {}
-    return extra | {
-        "rounds": int(state["round"]),
-        "iterations": int(state["iterations_done"]),
-        "taus": np.array(state["taus"], dtype=np.int64),
-        "eval_rounds": np.array(sorted(state["evals"]), dtype=np.int64),
-        "eval_accuracy": np.array([state["evals"][k]["accuracy"] for k in sorted(state["evals"])]),
-        "eval_loss": np.array([state["evals"][k]["loss"] for k in sorted(state["evals"])]),
-        "final_accuracy": final["accuracy"],
-        "final_loss": final["loss"],
-        "curve_rounds": np.array(curve_rounds, dtype=np.int64),
-        "curve_accuracy": np.array([state["curve"][k] for k in curve_rounds]),
-        "best_curve_accuracy": max(state["curve"].values()) if state["curve"] else math.nan,
-        "constants": {k: np.array([c[k] for c in state["constants"]])
-                      for k in ("rho", "beta", "xi", "lam", "omega", "feasible")},
-        "unaccounted_gradients": int(state["unaccounted_gradients"]),
-        "sampled_records": int(state["batch_sizes"]),
-        "d": int(d),
-    }
+    return TrainingResult.from_state(state, final, d, evaluations=True, closed_form=False,
+                                     return_model=return_model)

@@ -34,20 +34,15 @@ from fedrepro.core.records import config_class, config_from_dict, config_hash, c
 __all__ = ["adopt", "main"]
 
 
-def _rebuild(payload: dict[str, Any], legacy: dict[str, tuple[str, str]]) -> Any:
+def _rebuild(payload: dict[str, Any]) -> Any:
     declared = payload.get("identity")
-    if declared is None:  # written before identities were declared: its class path names it
-        key = legacy.get(payload["class"])
-        if key is None:
-            module, _, qualname = payload["class"].partition(":")
-            cls = cache.resolve_function(payload["class"])
-            key = (cls.part, cls.experiment)
-        declared = {"part": key[0], "experiment": key[1]}
+    if declared is None:
+        raise ValueError("it was written before identities were declared (no identity): recompute it")
     config_class(declared["part"], declared["experiment"])  # exists and is unique
     return config_from_dict(payload["class"], payload["config"], declared)
 
 
-def adopt(path: Path, reason: str, legacy: dict[str, tuple[str, str]] | None = None) -> str:
+def adopt(path: Path, reason: str) -> str:
     """Rewrite the stored result at ``path`` under the current identity rules (see the module
     docstring); returns what was done (``"adopted"``, ``"fresh"``) or raises ``ValueError``."""
     if not reason.strip():
@@ -58,7 +53,7 @@ def adopt(path: Path, reason: str, legacy: dict[str, tuple[str, str]] | None = N
         raise ValueError(f"{path.parent.name}/{path.name} is corrupt (digest mismatch): it is never carried over")
     if payload.get("format") == cache.FORMAT_VERSION and cache.is_fresh(path)[0]:
         return "fresh"
-    config = _rebuild(payload, legacy or {})
+    config = _rebuild(payload)
     if config_to_dict(config) != payload["config"]:
         raise ValueError(f"{path.parent.name}/{path.name}: its config's fields differ from the stored ones "
                          "(a default or field changed): recompute it")
@@ -94,18 +89,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help="only results whose <part>/<name> contains one of these")
     parser.add_argument("--reason", required=True, help="why these results may be carried over")
     parser.add_argument("--store", type=Path, default=None, help="the store (default: the committed one)")
-    parser.add_argument("--legacy", type=Path, default=None,
-                        help="JSON {class path: [part, experiment]} for results whose class has moved "
-                             "and which were written before identities were declared")
     args = parser.parse_args(argv)
-    legacy = {k: tuple(v) for k, v in json.loads(args.legacy.read_text()).items()} if args.legacy else {}
     files = cache.stored_files(args.store)
     if args.names:
         files = [f for f in files if any(n in f"{f.parent.name}/{f.stem}" for n in args.names)]
     failed = 0
     for path in files:
         try:
-            what = adopt(path, args.reason, legacy)
+            what = adopt(path, args.reason)
         except (ValueError, LookupError, ImportError, AttributeError, KeyError) as exc:
             failed += 1
             what = f"REFUSED: {exc}"

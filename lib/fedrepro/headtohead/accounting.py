@@ -33,6 +33,7 @@ import numpy as np
 from scipy import optimize
 
 from fedrepro.core.validate import check_int, check_interval, check_positive
+from fedrepro.privacy.mechanism import SampledGaussian
 
 __all__ = ["ACCOUNTANTS", "PrivacyPlan", "epsilon", "calibrate", "RDP_ORDERS"]
 
@@ -57,26 +58,22 @@ class PrivacyPlan:
         check_interval("sampling_rate", self.sampling_rate, 0.0, 1.0, closed_low=False)
         check_int("compositions", self.compositions, 1)
 
+    def event(self, noise_multiplier: float) -> SampledGaussian:
+        """The accountant event of the plan's releases with noise multiplier σ
+        (:class:`fedrepro.privacy.mechanism.SampledGaussian`)."""
+        return SampledGaussian(self.sampling_rate, noise_multiplier, self.compositions)
+
 
 def _pld_epsilon(plan: PrivacyPlan, sigma: float, delta: float) -> float:
-    import dp_accounting
     from dp_accounting.pld import pld_privacy_accountant
 
-    event: dp_accounting.DpEvent = dp_accounting.GaussianDpEvent(sigma)
-    if plan.sampling_rate < 1.0:
-        event = dp_accounting.PoissonSampledDpEvent(plan.sampling_rate, event)
     accountant = pld_privacy_accountant.PLDAccountant(value_discretization_interval=PLD_DISCRETIZATION)
-    accountant.compose(dp_accounting.SelfComposedDpEvent(event, plan.compositions))
+    accountant.compose(plan.event(sigma).dp_event())
     return float(accountant.get_epsilon(delta))
 
 
 def _rdp_epsilon(plan: PrivacyPlan, sigma: float, delta: float) -> float:
-    from fedrepro.privacy import conversion, rdp
-
-    per_step = rdp.rdp_sampled_gaussian(plan.sampling_rate, sigma, RDP_ORDERS)
-    eps, _ = conversion.epsilon_from_rdp(rdp.compose(per_step, plan.compositions), RDP_ORDERS, delta,
-                                         conversion="improved")
-    return float(eps)
+    return plan.event(sigma).epsilon_rdp(delta, RDP_ORDERS, "improved")
 
 
 def epsilon(plan: PrivacyPlan, noise_multiplier: float, delta: float, accountant: str = "pld") -> float:

@@ -36,6 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from fedrepro.core.validate import check_int, check_interval, check_nonnegative, check_positive
+from fedrepro.privacy import mechanism
 from fedrepro.problems.softmax import N_CLASSES, N_FEATURES, SoftmaxProblem
 
 __all__ = ["participation_schedule", "clipped_sum", "dpsgd_steps", "fedpaq_update", "fedpaq_sensitivity",
@@ -72,7 +73,7 @@ def clipped_sum(problem: SoftmaxProblem, x: np.ndarray, rows: np.ndarray, clip: 
     r = problem.residuals(x, rows).astype(np.float64)
     if clip is not None:
         norms = np.sqrt(problem.sq_norms[rows].astype(np.float64) * np.einsum("ij,ij->i", r, r))
-        r *= np.minimum(1.0, clip / np.maximum(norms, 1e-300))[:, None]
+        r *= mechanism.clip_factors(norms, clip)[:, None]
     return problem.features[rows].T.astype(np.float64) @ r
 
 
@@ -99,7 +100,7 @@ def dpsgd_steps(problem: SoftmaxProblem, x: np.ndarray, client: int, *, steps: i
         if clip is None:
             g /= max(rows.size, 1)
         else:
-            g = (g + sigma * clip * rng.standard_normal(g.shape)) / (rate * n)
+            g = (g + mechanism.gaussian_noise(rng, g.shape, sigma, clip)) / (rate * n)
         x -= lr * (g + problem.mu * x)
         if not np.isfinite(x).all():  # diverged: the caller sees a non-finite model
             break
@@ -134,7 +135,7 @@ def fedpaq_update(problem: SoftmaxProblem, x: np.ndarray, client: int, *, local_
         w -= lr * (g + problem.mu * w)
         if not np.isfinite(w).all():  # diverged: returned as it is, unquantized
             return w - x0, sampled
-    u = w - x0 + sigma * fedpaq_sensitivity(lr, E, clip) * rng.standard_normal(x0.shape)
+    u = w - x0 + mechanism.gaussian_noise(rng, x0.shape, sigma, fedpaq_sensitivity(lr, E, clip))
     return quantizer.quantize(u.reshape(-1), levels, rng).reshape(x0.shape), sampled
 
 
@@ -155,7 +156,7 @@ def noisy_prox_steps(problem: SoftmaxProblem, w0: np.ndarray, v: np.ndarray, cli
     for _ in range(steps):
         g = clipped_sum(problem, w, rows, clip)
         if sigma > 0:
-            g += sigma * clip * rng.standard_normal(g.shape)
+            g += mechanism.gaussian_noise(rng, g.shape, sigma, clip)
         w -= lr * (g / rows.size + problem.mu * w + (w - v) / rho)
         if not np.isfinite(w).all():  # diverged: the caller sees a non-finite model
             break

@@ -15,25 +15,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from fedrepro.core.numbers import sig3
 from fedrepro.core.profiles import PROFILES, check_profile
 
 __all__ = ["PROFILES", "ROUNDOFF_FLOOR", "check_profile", "glue", "roundoff", "sig3"]
-
-
-
-def sig3(x: Any) -> str:
-    """``x`` with three significant digits (``'70.5k'``-free: plain ``'7.05e+04'`` style).
-
-    Integers are printed exactly; booleans and strings unchanged.
-    """
-    if isinstance(x, bool) or isinstance(x, str) or x is None:
-        return str(x)
-    if isinstance(x, int):
-        return str(x)
-    x = float(x)
-    if math.isnan(x) or math.isinf(x):
-        return str(x)
-    return f"{x:.3g}"
 
 
 #: Below this, a residual or an error against an exact value is round-off: printed as a bound.

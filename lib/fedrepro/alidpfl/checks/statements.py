@@ -23,6 +23,7 @@ import math
 import numpy as np
 from scipy import integrate
 
+from fedrepro.alidpfl.setting import PAPER
 from fedrepro.alidpfl.tau_rule import gap_h, gap_h_printed, noise_term
 
 __all__ = ["sgm_log_a", "definition3_direction", "clipping_printed", "clip_corrected",
@@ -40,7 +41,7 @@ def sgm_log_a(alpha: int, q: float, sigma: float) -> float:
     return float(m + math.log(np.exp(terms - m).sum()))
 
 
-def definition3_direction(alpha: int = 8, q: float = 0.015, sigma: float = 1.1) -> dict[str, float]:
+def definition3_direction(alpha: int = 8, q: float = PAPER.q, sigma: float = PAPER.sigma) -> dict[str, float]:
     """D_α(μ ‖ μ_0) by quadrature, the formula log A_α/(α−1), and R = half the formula
     (allowed by the printed "R ≤" yet below the divergence, so not an RDP level).
     Tolerance: quadrature relative error < 1e-8."""
@@ -88,7 +89,7 @@ def eq7_residual(d: int = 4, n_clients: int = 3, eta: float = 0.5, seed: int = 0
             "corrected": float(np.linalg.norm(avg_now - target_corrected))}
 
 
-def eq8_auxiliary_noise(d: int = 582_026, sigma: float = 1.1, clip: float = 0.1,
+def eq8_auxiliary_noise(d: int = 582_026, sigma: float = PAPER.sigma, clip: float = PAPER.clip,
                         batch: float = 90.0) -> tuple[float, float]:
     """(E‖𝒩(0, σ²C²I_d)‖ exactly, Lemma 3's 2√dσC/B): the printed noise of eq. (8) against
     the bound that is meant to cover the noise of both sequences."""
@@ -97,7 +98,7 @@ def eq8_auxiliary_noise(d: int = 582_026, sigma: float = 1.1, clip: float = 0.1,
 
 
 def eq11_h_at_one(xi: float = 0.1, beta: float = 1.0, eta: float = 0.5, d: int = 582_026,
-                  sigma: float = 1.1, clip: float = 0.1, batch: float = 90.0) -> dict[str, float]:
+                  sigma: float = PAPER.sigma, clip: float = PAPER.clip, batch: float = 90.0) -> dict[str, float]:
     """h(1) by eq. (11) as printed and by eq. (24); the text says h(1) = 0."""
     return {"printed": float(gap_h_printed(1, xi, beta, eta, d, sigma, clip, batch)),
             "corrected": float(gap_h(1, xi, beta, eta, noise_term(d, sigma, clip, batch))),

@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.alidpfl.setting import PAPER
 from fedrepro.report.prose import number_word, percent, power_of_ten, span
 
 __all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "tau1_growth_facts", "experiments_facts",
@@ -29,9 +30,9 @@ __all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "tau1_growth_f
 PAGES: tuple[str, ...] = ("settings", "experiments", "theory")
 
 #: δ of every ALI-DPFL budget (the paper's, §VI-A).
-_DELTA = 1e-5
+_DELTA = PAPER.delta
 #: σ of every ALI-DPFL run (the paper's noise multiplier).
-_SIGMA = 1.1
+_SIGMA = PAPER.sigma
 #: ε of the smallest R_c of the paper (Table II), the budget of the settings chapter.
 _EPS_79 = 1.55
 

@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from fedrepro.alidpfl import tau_rule
+from fedrepro.alidpfl.setting import PAPER
 from fedrepro.chapters.alidpfl import theory
 from fedrepro.chapters.alidpfl.claims import (  # noqa: F401  (the rules of the tables' claims, re-exported)
     BEST_FIXED_CLAIMS,
@@ -47,10 +48,10 @@ def h_grid(x_max: int = 200) -> dict[str, Any]:
     x = np.arange(x_max + 1)
     min_rel, max_01, printed_min, printed_h1 = np.inf, 0.0, np.inf, 0.0
     for eta, beta, xi, d in itertools.product(*_GRID.values()):
-        noise = tau_rule.noise_term(d, 1.1, 0.1, 75)
+        noise = tau_rule.noise_term(d, PAPER.sigma, PAPER.clip, 75)
         with np.errstate(over="ignore", invalid="ignore"):
             h = tau_rule.gap_h(x, xi, beta, eta, noise)
-            p = tau_rule.gap_h_printed(x, xi, beta, eta, d, 1.1, 0.1, 75)
+            p = tau_rule.gap_h_printed(x, xi, beta, eta, d, PAPER.sigma, PAPER.clip, 75)
         scale = (xi + noise) / beta * eta * beta  # the first term at x = 1
         finite = np.isfinite(h)
         min_rel = min(min_rel, float(np.min(h[finite] / scale)))

@@ -1,42 +1,13 @@
 """The reading study of the chapter "ALI-DPFL: which setting reproduces the paper's level?": its
 tables and figures. The runs (:class:`ReadingConfig`, :class:`ReadingSeedsConfig`, their run
-functions and loaders) are in :mod:`fedrepro.experiments.alidpfl.settings`; their names stay
-importable from here.
-
-Each candidate reading of the paper and of its public code is one configuration of the same
-training code (:mod:`fedrepro.alidpfl.training`), run with τ = 1 and one seed, and the
-global model's accuracy on the test set is read after a fixed number of local iterations
-(79, the smallest R_c of the paper, ε = 1.55),
-beside the non-private run with the same steps:
-
-* ``spec``: the spec's literal reading (40 label-sorted shards per client, q = 0.015, noisy
-  sum ÷ q|D_i| = 90, C = 0.1, σ = 1.1, η = 0.5, |D_i|-weighted averaging, standard test set);
-* ``no-noise``: the same without the noise (clipping kept);
-* ``non-private``: without noise and clipping (plain FedAvg with the same steps);
-* ``code-q-divisor``: the public code's defaults q = 0.05 and gradient divisor 64;
-* ``dirichlet``: the public code's partition: Dirichlet(1.0) over train + test merged, each
-  client's data split 75/25, accuracy on the pooled client test parts;
-* ``dirichlet-unweighted``: the same with the plain mean of the clients' models (with equal
-  |D_i|, as under the shards, weighting cannot matter).
+functions and loaders) are in :mod:`fedrepro.experiments.alidpfl.settings`, whose docstring lists
+the readings (the spec's literal reading, the ones that remove one ingredient, the public
+code's, and what it would take to reach the paper's level); their names stay importable from here.
 
 Readings that need no extra run: best-over-rounds (the maximum of the curve on a fixed 2k
 test subset), the improved RDP conversion (the number of iterations each ε allows under it,
 :func:`improved_iterations`), "iteration" = local epoch (1/q = 67 DP-SGD steps per iteration:
 at 79 "iterations" 5,267 steps, beyond this chapter's compute; :func:`epoch_steps`).
-
-What it would take to reach the paper's level (each reading one change from ``spec``):
-
-* ``eta-1``, ``eta-2``, ``eta-4``: the spec's DP steps with a larger step size η (the
-  update's noise grows with η as its signal does);
-* ``public-code``: the public code's complete setting at the paper's ε = 1.55: Dirichlet
-  partition with pooled client test parts, q = 0.05, divisor 64, and R_c recomputed for
-  q = 0.05 under the improved conversion (:func:`public_code_iterations`), so that the
-  accounting stays valid; read both at its last round and as best over rounds.
-
-Each reading is its own stored result (``alidpfl/reading-<name>.json``, seed 0), computed with
-checkpoints (:func:`fedrepro.alidpfl.training.train`), so an interrupted study resumes; the
-same readings under seeds 1 and 2 are one result, ``alidpfl/reading-seeds.json``
-(:class:`ReadingSeedsConfig`, one unit per reading and seed, spot-checked by ``make verify``).
 """
 
 from __future__ import annotations
@@ -45,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.alidpfl.setting import PAPER
 from fedrepro.experiments.alidpfl.settings import (  # noqa: F401
     CHAPTER_READINGS,
     READINGS,
@@ -66,8 +38,8 @@ __all__ = ["READINGS", "ReadingConfig", "ReadingSeedsConfig", "run_reading", "lo
            "improved_iterations", "public_code_iterations", "epoch_steps", "reading_frame", "seeds_frame",
            "SPREAD_SEEDS"]
 
-def improved_iterations(epsilons: tuple[float, ...] = (1.55, 1.75, 2.0), q: float = 0.015,
-                        sigma: float = 1.1, delta: float = 1e-5) -> dict[str, list[int]]:
+def improved_iterations(epsilons: tuple[float, ...] = (1.55, 1.75, 2.0), q: float = PAPER.q,
+                        sigma: float = PAPER.sigma, delta: float = PAPER.delta) -> dict[str, list[int]]:
     """R_c by the bisection under the basic (paper) and the improved (public code) conversion."""
     return {"epsilon": list(epsilons),
             "basic": [max_steps_bisection(e, q, sigma, delta) for e in epsilons],
@@ -75,7 +47,7 @@ def improved_iterations(epsilons: tuple[float, ...] = (1.55, 1.75, 2.0), q: floa
                          for e in epsilons]}
 
 
-def epoch_steps(iterations: int, q: float = 0.015) -> int:
+def epoch_steps(iterations: int, q: float = PAPER.q) -> int:
     """DP-SGD steps in ``iterations`` local epochs of 1/q Poisson steps each."""
     return int(round(iterations / q))
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from fedrepro.alidpfl import tau_rule
 from fedrepro.alidpfl.budget import PAPER_CELLS, Budgets, fixed_tau_stop
+from fedrepro.alidpfl.setting import PAPER
 from fedrepro.chapters.alidpfl import experiments
 from fedrepro.report import paper
 
@@ -194,7 +195,7 @@ def noise_batch(profile: str = "paper", reading: str = "spec") -> float:
     """The divisor B of the noise term N = 2√d·σC/B in the runs of (``profile``, ``reading``):
     the reading's divisor, else q·|D_i| (|D_i| = 6,000 records, 100 at the quick profile)."""
     over = experiments.TABLE_READINGS[reading]
-    return float(over.get("divisor") or over.get("q", 0.015) * (100 if profile == "quick" else 6000))
+    return float(over.get("divisor") or over.get("q", PAPER.q) * (100 if profile == "quick" else 6000))
 
 
 def tau_rule_replay(run: Mapping[str, Any], rounds: int, iterations: int,
@@ -208,7 +209,7 @@ def tau_rule_replay(run: Mapping[str, Any], rounds: int, iterations: int,
     run's divisor B of the noise term (:func:`noise_batch`)."""
     c = run["constants"]
     taus = np.asarray(run["taus"], dtype=int)
-    noise = tau_rule.noise_term(int(run["d"]), 1.1, 0.1, batch)
+    noise = tau_rule.noise_term(int(run["d"]), PAPER.sigma, PAPER.clip, batch)
     out: dict[str, np.ndarray] = {}
     for rule in rules:
         chosen = []

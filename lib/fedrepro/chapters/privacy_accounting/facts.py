@@ -8,11 +8,13 @@ its numbers against Opacus's accountant.
 
 from __future__ import annotations
 
+from fedrepro.alidpfl.setting import PAPER
+
 __all__ = ["ALIDPFL_Q", "ALIDPFL_SIGMA", "fractional_gap", "glued"]
 
 #: ALI-DPFL's sampling rate and noise multiplier (the paper's §VI-A; the chapter's setting).
-ALIDPFL_Q: float = 0.015
-ALIDPFL_SIGMA: float = 1.1
+ALIDPFL_Q: float = PAPER.q
+ALIDPFL_SIGMA: float = PAPER.sigma
 
 
 def fractional_gap(q: float = ALIDPFL_Q, sigma: float = ALIDPFL_SIGMA, alpha: float = 1.5) -> float:

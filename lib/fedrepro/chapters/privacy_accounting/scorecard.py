@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.alidpfl.setting import PAPER as ALIDPFL
 from fedrepro.chapters.privacy_accounting import claims, experiments
 from fedrepro.dpfedpaq import amplification
 from fedrepro.privacy import budget
@@ -213,8 +214,8 @@ def _alidpfl_c18(profile: str = "paper") -> Outcome:
                 f"approximately"))
 
 
-def _alidpfl_c11(steps: tuple[int, ...] = (79, 317, 1538), q: float = 0.015, sigma: float = 1.1,
-                 delta: float = 1e-5) -> Outcome:
+def _alidpfl_c11(steps: tuple[int, ...] = (79, 317, 1538), q: float = ALIDPFL.q, sigma: float = ALIDPFL.sigma,
+                 delta: float = ALIDPFL.delta) -> Outcome:
     """C11 (Theorem 3, eq. 14): ε as printed against the accountant's ε for the same steps."""
     printed = [claims.printed_theorem3_epsilon(n, q, sigma, delta)[0] for n in steps]
     exact = [float(budget.epsilon_after_steps(n, q, sigma, delta)[0]) for n in steps]

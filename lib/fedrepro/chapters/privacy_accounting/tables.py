@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from fedrepro.alidpfl.setting import PAPER as ALIDPFL
 from fedrepro.privacy import budget
 from fedrepro.report.book import sig3
 from fedrepro.report.paper import PaperCell
@@ -114,8 +115,8 @@ def calibration_looseness(cal: Mapping[str, Any], epsilon: float) -> dict[str, f
             "fedpaq_min": float(fedpaq.min()), "fedpaq_max": float(fedpaq.max())}
 
 
-def accountant_lines(curve: Mapping[str, Any], q: float = 0.015, sigma: float = 1.1,
-                     delta: float = 1e-5) -> list[str]:
+def accountant_lines(curve: Mapping[str, Any], q: float = ALIDPFL.q, sigma: float = ALIDPFL.sigma,
+                     delta: float = ALIDPFL.delta) -> list[str]:
     """At each step count of the PLD reference: ε by the basic RDP conversion (orders 2..64),
     the improved conversion on the authors' code's orders, and the PLD accountant (3 digits)."""
     from fedrepro.privacy import rdp
@@ -128,8 +129,8 @@ def accountant_lines(curve: Mapping[str, Any], q: float = 0.015, sigma: float = 
     return lines
 
 
-def accountant_frame(curve: Mapping[str, Any], q: float = 0.015, sigma: float = 1.1,
-                     delta: float = 1e-5) -> pd.DataFrame:
+def accountant_frame(curve: Mapping[str, Any], q: float = ALIDPFL.q, sigma: float = ALIDPFL.sigma,
+                     delta: float = ALIDPFL.delta) -> pd.DataFrame:
     """:func:`accountant_lines` as a table: one row per step count ``T`` of the PLD reference,
     ε by the basic and the improved RDP conversions and by the PLD accountant."""
     import pandas as pd

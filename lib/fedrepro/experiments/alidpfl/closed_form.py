@@ -78,7 +78,7 @@ def run_unit(cfg: ClosedFormConfig, unit: str) -> dict[str, Any]:
     plan = RunPlan(Budgets(c["epsilon"], c["rounds"], c["iterations"]), tau=None, eval_rounds=(),
                    curve_every=10 if cfg.profile == "paper" else 1, seed=seed,
                    checkpoint_every=5 if cfg.profile == "paper" else 1, method="stacked")
-    return train_closed_form(plan, experiments._data(tables_cfg), checkpoint_dir=checkpoint_dir(cfg, unit))
+    return train_closed_form(plan, experiments._data(tables_cfg), checkpoint_dir=checkpoint_dir(cfg, unit)).as_dict()
 
 
 def combine(cfg: ClosedFormConfig, done: dict[str, dict[str, Any]]) -> dict[str, Any]:

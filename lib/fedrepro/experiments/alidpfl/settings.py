@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedrepro.alidpfl.budget import Budgets
-from fedrepro.alidpfl.setting import FederatedSetting, build_clients
+from fedrepro.alidpfl.setting import PAPER, FederatedSetting, build_clients
 from fedrepro.alidpfl.training import RunPlan, train
 from fedrepro.core.cache import ExperimentConfig, code_hash, config_hash, load_or_run, result_path, run_units
 from fedrepro.core.profiles import check_profile
@@ -82,8 +82,8 @@ CHAPTER_READINGS: tuple[str, ...] = ("spec", "non-private", "no-noise", "dirichl
                                      "code-q-divisor", "eta-1", "eta-2", "eta-4", "public-code")
 
 
-def public_code_iterations(epsilon: float = 1.55, q: float = 0.05, sigma: float = 1.1,
-                           delta: float = 1e-5) -> int:
+def public_code_iterations(epsilon: float = 1.55, q: float = 0.05, sigma: float = PAPER.sigma,
+                           delta: float = PAPER.delta) -> int:
     """R_c of the public code's setting: the iterations ε allows at its sampling rate q = 0.05
     under the improved RDP conversion (the public code's), instead of the paper's 79 for
     q = 0.015 under the basic one."""
@@ -159,7 +159,7 @@ def run_reading(cfg: ReadingConfig) -> dict[str, Any]:
                    curve_every=curve_every, curve_size=200 if cfg.profile == "quick" else 2000,
                    seed=cfg.seed, checkpoint_every=1 if cfg.profile == "quick" else 20,
                    **READINGS[cfg.reading][2])
-    out = train(plan, data, checkpoint_dir=checkpoint_dir(cfg))
+    out = train(plan, data, checkpoint_dir=checkpoint_dir(cfg)).as_dict()
     out["labels_per_client"] = (data.label_counts() > 0).sum(axis=1)
     out["client_sizes"] = data.sizes
     out["test_size"] = len(data.test_y)

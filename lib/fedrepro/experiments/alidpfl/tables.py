@@ -33,7 +33,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedrepro.alidpfl.budget import PAPER_CELLS, PAPER_ROUNDS, Budgets, fixed_tau_stop, privacy_iterations
-from fedrepro.alidpfl.setting import FederatedSetting, build_clients
+from fedrepro.alidpfl.setting import PAPER, FederatedSetting, build_clients
 from fedrepro.alidpfl.training import RunPlan, train
 from fedrepro.core.cache import ExperimentConfig, code_hash, config_hash, result_path, run_units
 from fedrepro.core.profiles import check_profile
@@ -92,7 +92,7 @@ def cells(cfg: TablesConfig) -> list[dict[str, Any]]:
     out = []
     for table, condition, epsilons in PAPER_CELLS:
         for eps, rounds in zip(epsilons, PAPER_ROUNDS, strict=True):
-            rc = privacy_iterations(eps, 0.015, 1.1, 1e-5)
+            rc = privacy_iterations(eps, PAPER.q, PAPER.sigma, PAPER.delta)
             out.append({"table": table, "condition": condition, "epsilon": eps,
                         "rounds": max(1, rounds // cfg.scale), "iterations": max(1, rc // cfg.scale)})
     return out
@@ -102,8 +102,8 @@ def spent_epsilon(cfg: TablesConfig, iterations: int) -> float:
     """The ε a client actually spends in ``iterations`` DP-SGD steps of ``cfg``'s reading (RDP
     accountant, basic conversion, δ = 1e-5): the column's ε for ``"spec"``, more for
     ``"authors_code"`` (q = 0.05 with the spec's iteration counts)."""
-    q = float(TABLE_READINGS[cfg.reading].get("q", 0.015))
-    return float(epsilon_after_steps(iterations, q, 1.1, 1e-5)[0])
+    q = float(TABLE_READINGS[cfg.reading].get("q", PAPER.q))
+    return float(epsilon_after_steps(iterations, q, PAPER.sigma, PAPER.delta)[0])
 
 
 def units(cfg: TablesConfig) -> list[str]:
@@ -148,7 +148,7 @@ def run_unit(cfg: TablesConfig, unit: str) -> dict[str, Any]:
         plan = RunPlan(Budgets(c["epsilon"], c["rounds"], c["iterations"]), tau=None, eval_rounds=(),
                        curve_every=curve_every, rule=cfg.rule, seed=cfg.seed, checkpoint_every=checkpoint_every,
                        estimate_samples=ESTIMATE_SAMPLES, **TABLE_READINGS[cfg.reading])
-    return train(plan, _data(cfg), checkpoint_dir=folder)
+    return train(plan, _data(cfg), checkpoint_dir=folder).as_dict()
 
 
 def combine(cfg: TablesConfig, done: dict[str, dict[str, Any]]) -> dict[str, Any]:

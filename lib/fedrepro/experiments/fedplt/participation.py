@@ -9,7 +9,6 @@ these names.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -17,6 +16,7 @@ import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.cache import ExperimentConfig, load_or_run
+from fedrepro.core.numbers import sig3
 from fedrepro.core.profiles import check_profile
 from fedrepro.core.validate import check_int, check_interval, check_positive
 from fedrepro.experiments.fedplt.tolerances import RATE_FIT_NOTE, RATE_FIT_RTOL
@@ -381,23 +381,6 @@ class ExactConfig(ExperimentConfig):
         if profile == "quick":
             return cls(profile="quick", solvers=("gd",), fractions=(0.5, 1.0), bernoulli=(), trials=2, tol=1e-14)
         return cls()
-
-
-# a copy of fedrepro.report.book.sig3 (a run may not import the book helpers): it formats the
-# labels of the stored settings
-def sig3(x: Any) -> str:
-    """``x`` with three significant digits (``'70.5k'``-free: plain ``'7.05e+04'`` style).
-
-    Integers are printed exactly; booleans and strings unchanged.
-    """
-    if isinstance(x, bool) or isinstance(x, str) or x is None:
-        return str(x)
-    if isinstance(x, int):
-        return str(x)
-    x = float(x)
-    if math.isnan(x) or math.isinf(x):
-        return str(x)
-    return f"{x:.3g}"
 
 
 def _settings(config: ExactConfig, N: int) -> list[tuple[str, Any, float]]:

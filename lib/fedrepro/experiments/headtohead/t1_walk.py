@@ -83,7 +83,8 @@ def walk(grid: Sequence[Any], score: Callable[[tuple[Any, ...]], list[float]], m
     non-finite score loses to every finite one); an extension that ``allowed`` refuses is not
     run. Returns every explored configuration with its
     score (the grid first), the index of the best, the steps (each: the indices of its
-    extensions among the explored), and why the walk stopped (a key of :data:`STOPS`)."""
+    extensions among the explored), and why the walk stopped (a key of the view's
+    :data:`fedrepro.chapters.headtohead.t1_walk.STOPS`)."""
     explored = list(grid)
     if not explored:
         raise ValueError("grid must hold at least one configuration")

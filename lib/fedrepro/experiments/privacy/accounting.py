@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.alidpfl.setting import PAPER as ALIDPFL
 from fedrepro.core import rng
 from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.core.profiles import check_profile
@@ -59,9 +60,9 @@ class IterationCountsConfig(ExperimentConfig):
     experiment = "alidpfl-iteration-counts"
 
     profile: str = "paper"
-    q: float = 0.015
-    sigma: float = 1.1
-    delta: float = 1e-5
+    q: float = ALIDPFL.q
+    sigma: float = ALIDPFL.sigma
+    delta: float = ALIDPFL.delta
     epsilons: tuple[float, ...] = ALIDPFL_EPSILONS
     steps_max: float = 100_000.0
     tolerance: float = 0.01
@@ -111,9 +112,9 @@ class EpsilonCurveConfig(ExperimentConfig):
                    "whose result moves by up to 7e-10 relative between machines")
 
     profile: str = "paper"
-    q: float = 0.015
-    sigma: float = 1.1
-    delta: float = 1e-5
+    q: float = ALIDPFL.q
+    sigma: float = ALIDPFL.sigma
+    delta: float = ALIDPFL.delta
     steps_max: int = 2000
 
     @property

@@ -31,14 +31,16 @@ from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
 from fedrepro.alidpfl.dpsgd import DPSGDSettings, dpsgd_step
 from fedrepro.alidpfl.models import make_cnn
+from fedrepro.alidpfl.setting import PAPER as ALIDPFL
 from fedrepro.alidpfl.setting import scale_images
 from fedrepro.core import rng as rngs
 from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.core.profiles import check_profile
 from fedrepro.data.datasets import load_fashion_mnist
 from fedrepro.experiments.privacy.audit_dpfedpaq import AUDIT_VERIFY_RULES, roc_curve
-from fedrepro.privacy import conversion, rdp
+from fedrepro.privacy import conversion
 from fedrepro.privacy.audit import audit
+from fedrepro.privacy.mechanism import SampledGaussian
 
 __all__ = ["DPSGDAuditConfig", "claimed_epsilon", "canary_data", "round_scores", "run_dpsgd_audit",
            "load_dpsgd_audit"]
@@ -65,7 +67,7 @@ class DPSGDAuditConfig(ExperimentConfig):
     qs: tuple[float, ...] = (0.015, 0.015, 1.0)
     taus: tuple[int, ...] = (1, 5, 1)
     trials: tuple[int, ...] = (5_000, 1_000, 2_000)
-    sigma: float = 1.1
+    sigma: float = ALIDPFL.sigma
     clip: float = 0.1
     lr: float = 0.5
     expected_batch: float = 90.0
@@ -90,7 +92,7 @@ def claimed_epsilon(cfg: DPSGDAuditConfig, q: float, steps: int, conversion_name
     """The accountant's ε after ``steps`` sampled-Gaussian steps at rate ``q`` (orders 2..64
     of the paper)."""
     orders = np.arange(2, 65)
-    r = rdp.compose(rdp.rdp_sampled_gaussian(q, cfg.sigma, orders), steps)
+    r = SampledGaussian(q, cfg.sigma, steps).rdp(orders)
     eps, _ = conversion.epsilon_from_rdp(r, orders, cfg.delta, conversion=conversion_name)  # (ε, best order)
     return float(eps)
 

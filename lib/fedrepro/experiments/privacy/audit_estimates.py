@@ -44,6 +44,7 @@ from torch.func import grad, vmap
 from torch.nn import functional as F
 
 from fedrepro.alidpfl.models import make_cnn
+from fedrepro.alidpfl.setting import PAPER as ALIDPFL
 from fedrepro.core import rng as rngs
 from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.core.profiles import check_profile
@@ -77,9 +78,9 @@ class EstimatesAuditConfig(ExperimentConfig):
     estimate_samples: int = 512
     head_columns: int = 2
     trials: int = 100_000
-    q: float = 0.015
-    sigma: float = 1.1
-    delta: float = 1e-5
+    q: float = ALIDPFL.q
+    sigma: float = ALIDPFL.sigma
+    delta: float = ALIDPFL.delta
     model_seed: int = 0
     confidence: float = 0.95
 
