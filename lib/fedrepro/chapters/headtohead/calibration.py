@@ -1,13 +1,5 @@
-"""The accountant of the head-to-head part on task T1 (MNIST softmax regression, HET_MNIST(2),
-100 clients, 10 per round): for each private algorithm at the part's uplink budget, the
-number of rounds the budget pays for, how many messages the most frequent client sends, and
-the noise multiplier that makes its whole run cost exactly each target ε at δ = 1e-5
-(:func:`fedrepro.headtohead.accounting.calibrate`, PLD).
-
-Beside the PLD ε (the target, to 1e-9), the same noise evaluated by two other accountants:
-the library's Rényi accountant (improved conversion; never below PLD) and, for the sampled
-Gaussian plans, Opacus's PRV accountant (an independent implementation of a numerically tight
-accountant; its ``eps_error`` is 0.01).
+"""The tables of the head-to-head accountant on task T1 (rounds, messages of the most frequent
+client, the calibrated noise multiplier, and the same noise under the Rényi and PRV accountants).
 
 The run (its configs, unit, combine and computing helpers) is
 :mod:`fedrepro.experiments.headtohead.calibration`, so that a stored result's code hash covers no view;

@@ -2,16 +2,8 @@
 grows with E and with the clipping threshold relative to the subsample, and their claims decided
 on those runs (a reading of the noise, never the chapter's main setting).
 
-The chapter's figures use the authors' code's sensitivity ``C/n_i`` (:mod:`.runs`): its
-noise does not depend on the number E of local steps, so the figures cannot show what the
-paper's Theorem 1 and its text attribute to the noise as E grows (claims C22, C25, C26, C28,
-C39, C46; Figs. 2b–d), nor what Fig. 4's text attributes to C and γ through the noise (C36, C40,
-C41, C42, C47; Figs. 4b–d: with ``C/n_i`` the noise ignores the subsample). Here every private
-run of Figs. 2a–d and 4a–d with noise is trained again with the per-step sensitivity
-``2η_kC/b_i`` (:func:`fedrepro.dpfedpaq.noise.sensitivity`), whose noise grows with E at a fixed
-subsampling ratio (``b_i = ⌊γn_i/E⌋``) and with C/b_i, at the same ε, the same seeds and the
-same random streams as the chapter's runs (common random numbers: only the noise differs). The
-vanilla and noiseless runs do not depend on the noise and are the chapter's.
+Why and how the runs differ from the chapter's (the per-step sensitivity ``2η_kC/b_i``, common
+random numbers with the chapter's runs): :mod:`fedrepro.experiments.dpfedpaq.noise_growth`.
 
 :func:`verdicts` decides the claims of Figs. 2b–d with the chapter's own decision rules
 (:func:`fedrepro.chapters.dpfedpaq.experiments.claims.evidence`) on these runs.
