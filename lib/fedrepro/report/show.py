@@ -40,7 +40,18 @@ import numpy as np
 from fedrepro.report.book import glue as _book_glue
 from fedrepro.report.book import sig3
 
-__all__ = ["Dropdown", "Table", "compact", "dropdown", "glue", "table", "tex_to_mathjax"]
+__all__ = ["DISPLAY_HELPERS", "FORMATTERS", "SHOWN_BY_VALUE", "Dropdown", "Table", "compact", "dropdown", "glue",
+           "table", "tex_to_mathjax"]
+
+#: The helpers that return an object the page shows only where the cell shows it: as the cell's
+#: last expression, or passed to ``display(...)``.
+SHOWN_BY_VALUE: tuple[str, ...] = ("Dropdown", "Table", "dropdown", "table")
+#: Every helper of this module that puts something in the page (:func:`glue` records its value
+#: itself). The page check (:func:`fedrepro.report.pages.display_problems`) requires an output
+#: of every committed cell that calls one.
+DISPLAY_HELPERS: tuple[str, ...] = SHOWN_BY_VALUE + ("glue",)
+#: The helpers that only format text (they show nothing themselves).
+FORMATTERS: tuple[str, ...] = ("compact", "tex_to_mathjax")
 
 
 def glue(name: str, value: Any, display: bool = False) -> None:
