@@ -309,8 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for d in diffs:
         print(d.line())
     if diffs:
-        print(f"{len(diffs)} output(s) differ from what the committed results render: run `make book` "
-              "(and commit the chapters) if the results changed on purpose")
+        print(f"{len(diffs)} difference(s): outputs that are not what the committed results render (run `make "
+              "book` and commit the chapters if the results changed on purpose), or cells that do not show what "
+              "they display (fix the cell, then run the chapter)")
     return 1 if diffs else 0
 
 

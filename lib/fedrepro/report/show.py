@@ -11,7 +11,10 @@ Every chapter (existing and new) shows its results with these, never with
   computes and shows a table. Its plain-text form (what nbval compares in a
   ``nbval-check-output`` cell) is the caption and the same rounded table as text, so a checked
   table needs no separate printed copy; the HTML carries no random ids, so a rerun changes
-  no byte. To show two tables from one cell, ``display(show.table(...))`` the first.
+  no byte. To show two tables from one cell, ``display(show.table(...))`` the first; a table
+  shown inside an ``if`` or a loop is passed to ``display(...)`` too (only a cell's last
+  expression is shown by itself). The page check refuses a dropped value and a cell that
+  calls a display helper (:data:`DISPLAY_HELPERS`) but has no output.
 * :func:`dropdown` — long prose produced by the library (sources, lists of checked claims)
   as a collapsed ``<details>`` block with a title; paragraphs kept, lines wrapped.
 * :func:`glue` — :func:`fedrepro.report.book.glue` that also closes a glued matplotlib figure,
