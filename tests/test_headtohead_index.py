@@ -59,3 +59,40 @@ def test_t2_statements(t2):
     # ALI-DPFL "again ends below DPFL"; the edges keep "the order of the three and DPFL's lead"
     assert t2["h2h-t2-ali-margin_high"] < 0
     assert t2["h2h-t2-edges-order_moves"] == 0 and t2["h2h-t2-edges-leader_changes"] == 0
+
+
+def test_where_the_client_sizes_enter():
+    """The threat-model section's account of the sizes n_i (treated as public): the server of the
+    update-averaging algorithms weights by n_i, Fed-PLT's server by equal weights; the
+    participation schedule is drawn from the number of clients alone, and on T2 it takes every
+    client in every round. Checked on the library's own functions (exact arithmetic up to
+    float64 round-off, 1e-12)."""
+    import inspect
+    from types import SimpleNamespace
+
+    import numpy as np
+
+    from fedrepro.headtohead import algorithms as alg
+    from fedrepro.headtohead import softmax as engine
+    from fedrepro.headtohead.t2_task import N_CLIENTS
+
+    problem = SimpleNamespace(sizes=np.array([1, 3, 6]))
+    messages = np.array([[1.0], [2.0], [4.0]])
+    state = {"x": np.zeros(1)}
+    alg.DPFL().aggregate(problem, state, np.array([0, 1, 2]), messages)
+    assert state["x"][0] == pytest.approx((1 * 1 + 3 * 2 + 6 * 4) / 10, abs=1e-12)  # weights n_i
+    plt_state = {"z": np.zeros((3, 1))}
+    alg.FedPLT().aggregate(problem, plt_state, np.array([0, 1, 2]), messages)
+    assert plt_state["y"][0] == pytest.approx(7 / 3, abs=1e-12)  # equal weights
+    assert list(inspect.signature(engine.participation_schedule).parameters) == [
+        "n_clients", "clients_per_round", "rounds", "rng"]
+    every = engine.participation_schedule(N_CLIENTS, N_CLIENTS, 4, np.random.default_rng(0))
+    assert (every == np.arange(N_CLIENTS)).all()
+
+
+def test_the_threat_model_section_states_the_size_assumption():
+    text = (BOOK / "index.md").read_text(encoding="utf-8")
+    section = text.split("## One threat model, one accountant", 1)[1].split("\n## ", 1)[0]
+    flat = " ".join(section.split())
+    assert "treats the client dataset sizes $n_i$ as public" in flat
+    assert "Were the sizes private" in flat

@@ -211,3 +211,61 @@ def test_stored_t1_supports_the_pages_reading():
             chosen = t["candidates"][int(t["selected"])]["config"]
             assert (chosen["lr"], chosen["rho"], chosen["local_steps"]) == (1.0, 10.0, 5)
     assert s["lr_edge"] >= s["lr_cells"] - 3 and s["lr_cells"] == 5 * len(cfg.epsilons) + 1
+
+
+def _loss_result(key: str) -> dict:
+    """A small synthetic result: two algorithms and the ceiling at one budget, two seeds."""
+    records = []
+    for name, eps, losses in (("dpfl", 1.0, (0.6, 0.5)), ("dpfl", 4.0, (0.45, 0.43)),
+                              ("fedpaq", 1.0, (900.0, 1100.0)), ("fedpaq", 4.0, (300.0, 330.0)),
+                              ("fedavg", math.inf, (0.4, 0.41))):
+        for seed, loss in enumerate(losses):
+            records.append({"algorithm": name, "seed": seed, "epsilon_target": eps, "uplink_budget_bits": 1e8,
+                            "test_accuracy": 0.5, key: loss})
+    records.append({**records[0], "uplink_budget_bits": 5e7, key: 7.0})  # another budget: left out
+    return {"records": records, "tuning": []}
+
+
+@pytest.mark.parametrize("key", ["train_loss", "test_loss"])
+def test_the_loss_figure_reads_the_loss_the_records_hold(key):
+    """The loss table behind the loss-against-ε figure: mean, lowest and highest over the seeds
+    at the budget asked for (exact: plain arithmetic on the records), the other budgets left
+    out; the figure puts every private algorithm on the left panel and only those below the
+    uniform prediction's loss (ln 10) on the right."""
+    result = _loss_result(key)
+    assert rep.loss_key(result) == key
+    frame = rep.loss_frame(result, 1e8).set_index(["algorithm", "epsilon_target"])
+    assert frame.loc[("dpfl", 1.0), "loss"] == pytest.approx(0.55, abs=1e-12)
+    assert (frame.loc[("dpfl", 1.0), "low"], frame.loc[("dpfl", 1.0), "high"]) == (0.5, 0.6)
+    assert frame.loc[("fedpaq", 4.0), "seeds"] == 2 and len(frame) == 5
+    fig = rep.figure_loss_vs_epsilon(result, 1e8)
+    left, right = fig.axes[:2]
+    assert left.get_yscale() == "log" and right.get_yscale() == "linear"
+    assert len(left.containers) == 2 and len(right.containers) == 1  # one errorbar line per algorithm shown
+    assert any(abs(line.get_ydata()[0] - math.log(10)) < 1e-12 for line in left.get_lines())
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    with pytest.raises(ValueError, match="budget"):
+        rep.loss_frame(result, 3e8)
+    with pytest.raises(ValueError, match="result"):
+        rep.loss_key({"records": [{"algorithm": "dpfl"}], "tuning": []})
+
+
+@pytest.mark.stored
+def test_stored_t1_supports_the_loss_figures_caption():
+    """The caption of the loss figure: the stored T1 runs record the training loss, and at
+    every ε of the main budget private FedPAQ (both messages) ends above the uniform
+    prediction's loss ln 10 in every seed while the others end below it in every seed."""
+    from fedrepro.core.cache import read_only
+
+    with read_only():
+        result = t1.load_t1("paper")
+    assert rep.loss_key(result) == "train_loss"
+    frame = rep.loss_frame(result, t1.T1Config().budget_bits)
+    for _, row in frame.iterrows():
+        if row["algorithm"] in ("fedpaq", "fedpaq-q"):
+            assert row["low"] > rep.UNIFORM_LOSS, row.to_dict()
+        else:
+            assert row["high"] < rep.UNIFORM_LOSS, row.to_dict()
+    assert set(frame["epsilon_target"]) - {math.inf} == set(t1.T1Config().epsilons)

@@ -116,3 +116,97 @@ def test_a_chapter_tested_alone_runs_under_the_read_only_guards(tmp_path):
     seen = json.loads(probe.read_text())
     assert Path(seen["FEDREPRO_READ_ONLY_STORE"]).resolve() == (REPO / "data" / "results").resolve()
     assert seen["FEDREPRO_NO_PAPER_COMPUTE"] == "1"
+
+
+# ------------------------------------------------------------------ every display shows something
+def _code(source: str, outputs: list | None = None) -> dict:
+    return {"cell_type": "code", "source": source, "metadata": {}, "outputs": outputs or []}
+
+
+_SHOWN = [{"output_type": "display_data", "data": {"text/plain": "shown"}, "metadata": {}}]
+_IMPORTS = _code("from fedrepro.report import book, show\nfrom fedrepro.report.show import table as tab\n"
+                 "import fedrepro.report.show as s")
+
+
+def test_every_helper_of_show_is_classified():
+    """A helper added to ``fedrepro.report.show`` must be declared a display helper or a
+    formatter, so that the rule below covers it."""
+    from fedrepro.report import show
+
+    helpers = set(show.__all__) - {"DISPLAY_HELPERS", "FORMATTERS", "SHOWN_BY_VALUE"}
+    assert set(show.DISPLAY_HELPERS) | set(show.FORMATTERS) == helpers
+    assert not set(show.DISPLAY_HELPERS) & set(show.FORMATTERS)
+    assert set(show.SHOWN_BY_VALUE) < set(show.DISPLAY_HELPERS)
+
+
+def test_no_cell_of_the_book_that_displays_is_empty():
+    """The committed book: every code cell that calls a display helper has an output, and no
+    cell drops the value of ``show.table`` or ``show.dropdown`` (read only, nothing runs)."""
+    diffs = pages.check_displays()
+    assert not diffs, "\n".join(d.line() for d in diffs)
+
+
+@pytest.mark.parametrize("call", ["show.table(frame, 'T')", "show.dropdown('t', 'x')", "show.glue('k', 1)",
+                                  "book.glue('k', 1)", "display(view)", "tab(frame, 'T')", "s.table(frame, 'T')",
+                                  "show.Table(frame, 'T', True)"])
+def test_a_display_cell_without_output_is_found(call):
+    """A cell that calls a display helper inside a branch that did not run at the committed
+    profile (or that drops the value) and has no output: the difference names the notebook,
+    the cell (numbered as the page check numbers code cells) and quotes its first line."""
+    empty = _code(f"if result is not None:\n    {call}")
+    nb = {"cells": [_IMPORTS, {"cell_type": "markdown", "source": "text", "metadata": {}}, empty]}
+    diffs = pages.display_problems(nb, "book/part/page.ipynb")
+    lines = [d.line() for d in diffs if "no output" in d.what]
+    assert len(lines) == 1, [d.line() for d in diffs]
+    assert lines[0].startswith("book/part/page.ipynb: code cell 1: calls ")
+    assert "'if result is not None:'" in lines[0]
+    empty["outputs"] = _SHOWN
+    assert not [d for d in pages.display_problems(nb, "p") if "no output" in d.what]
+
+
+def test_a_cell_with_no_display_call_may_be_empty():
+    nb = {"cells": [_IMPORTS, _code("x = show.compact(1.0)\ny = book.sig3(2.0)\n%matplotlib inline"),
+                    _code("cfg = config.displayed\nresult = display_name(1)")]}
+    assert pages.display_problems(nb, "p") == []
+
+
+def test_a_dropped_table_is_found_even_where_the_cell_shows_something_else():
+    """The bug the T2 page had: ``show.table(...)`` inside an ``if`` shows nothing; here the
+    cell also glues a value, so it has outputs and only the dropped value gives it away."""
+    cell = _code("if ok:\n    show.table(frame, 'T')\nshow.glue('k', 1)", _SHOWN)
+    diffs = pages.display_problems({"cells": [_IMPORTS, cell]}, "book/p.ipynb")
+    assert len(diffs) == 1 and diffs[0].line().startswith("book/p.ipynb: code cell 1: drops the value of show.table(")
+    assert "line 2" in diffs[0].what and "display(" in diffs[0].what
+    for fine in ("if ok:\n    display(show.table(frame, 'T'))", "show.glue('k', 1)\nshow.table(frame, 'T')",
+                 "t = show.table(frame, 'T')\ndisplay(t)"):
+        assert pages.display_problems({"cells": [_IMPORTS, _code(fine, _SHOWN)]}, "p") == [], fine
+
+
+def test_the_t2_page_as_it_was_fails_the_rule():
+    """The committed T2 page with the side-by-side table's cell as it was before the fix (its
+    show.table inside an ``if``, no output) is refused."""
+    rel = "book/head-to-head/t2.ipynb"
+    nb = copy.deepcopy(_nb(rel))
+    cell = next(c for c in nb["cells"] if c["cell_type"] == "code" and "task_ranks_frame" in c["source"])
+    cell["source"] = cell["source"].split("else:")[0].replace("display(show.table(", "show.table(")[:-2]
+    cell["outputs"] = []
+    lines = [d.line() for d in pages.display_problems(nb, rel)]
+    assert len(lines) == 2 and all(line.startswith(f"{rel}: code cell 7: ") for line in lines), lines
+
+
+def test_the_page_check_applies_the_rule(tmp_path, monkeypatch):
+    """:func:`pages.check_pages` reports an empty display cell even where the rendered page
+    equals the committed one."""
+    from fedrepro.report import chapters
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("from fedrepro.report import show"),
+                nbformat.v4.new_code_cell("if False:\n    display(show.table({'a': 1}, 'T'))")]
+    path = tmp_path / "book" / "page.ipynb"
+    path.parent.mkdir()
+    nbformat.write(nb, path)
+    monkeypatch.setattr(chapters, "run_chapter", lambda src, out, profile: (out.parent.mkdir(parents=True),
+                                                                           out.write_bytes(src.read_bytes())))
+    rel, diffs, _ = pages._check_one(path, tmp_path, tmp_path / "scratch")
+    assert rel == "book/page.ipynb"
+    assert len(diffs) == 1 and diffs[0].line().startswith("book/page.ipynb: code cell 1: calls display(...)")

@@ -14,6 +14,16 @@ stderr streams (progress bars and warnings; :func:`~fedrepro.report.chapters.str
 drops them from the committed files too); consecutive stdout chunks joined; object addresses
 (``at 0x7f…``) in plain-text representations.
 
+A page must also show what its cells mean to show (:func:`display_problems`, read from the
+committed notebooks without running them): a code cell that calls a display helper (every
+helper of :data:`fedrepro.report.show.DISPLAY_HELPERS`, ``display(...)``, the glue of
+:mod:`fedrepro.report.book` and of ``myst_nb``) must have an output, and the value of a helper
+that only returns what the page shows (:data:`fedrepro.report.show.SHOWN_BY_VALUE`, e.g.
+``show.table``) may not be dropped, as it is where the call is not the cell's last expression
+(inside an ``if``, a loop, or before another statement: pass it to ``display(...)``). A cell
+whose display sits in a branch that shows nothing in some state of the store shows a
+"pending" note in that branch instead: no cell is exempt.
+
 ``python -m fedrepro.report.pages [NAME ...]`` prints one line per chapter and every
 difference, and exits 1 on any; ``make test`` runs it (``tests/test_pages.py``).
 """
@@ -21,6 +31,7 @@ difference, and exits 1 on any; ``make test`` runs it (``tests/test_pages.py``).
 from __future__ import annotations
 
 import argparse
+import ast
 import base64
 import dataclasses
 import hashlib
@@ -33,7 +44,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Difference", "check_pages", "compare_notebooks", "normalise_cell", "main"]
+__all__ = ["Difference", "check_displays", "check_pages", "compare_notebooks", "display_problems", "normalise_cell",
+           "main"]
 
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 #: Output data (shown, or glued: ``application/papermill.record/image/png``) holding base64 images.
@@ -137,6 +149,110 @@ def compare_notebooks(committed: dict[str, Any], rendered: dict[str, Any], chapt
     return diffs
 
 
+#: The calls besides :mod:`fedrepro.report.show`'s helpers that put something in a page, by
+#: their full names: the kernel's ``display`` (a builtin of IPython) and the glue functions.
+_OTHER_DISPLAY_CALLS = frozenset({"display", "IPython.display.display", "IPython.core.display_functions.display",
+                                  "fedrepro.report.book.glue", "myst_nb.glue"})
+
+
+def _display_calls() -> tuple[frozenset[str], frozenset[str]]:
+    """(the full names of every display call, those of the helpers shown by their value)."""
+    from fedrepro.report import show
+
+    every = frozenset(f"fedrepro.report.show.{h}" for h in show.DISPLAY_HELPERS) | _OTHER_DISPLAY_CALLS
+    return every, frozenset(f"fedrepro.report.show.{h}" for h in show.SHOWN_BY_VALUE)
+
+
+def _parse(source: str) -> ast.Module | None:
+    """A cell's code as a syntax tree (IPython's ``%`` and ``!`` lines blanked); ``None`` when
+    it is not Python (such a cell fails when the page runs)."""
+    lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines()]
+    try:
+        return ast.parse("\n".join(lines))
+    except SyntaxError:
+        return None
+
+
+def _imports(tree: ast.Module, names: dict[str, str]) -> None:
+    """Add to ``names`` what every name ``tree`` imports stands for (its full dotted name)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                top = a.name.split(".")[0]
+                names[a.asname or top] = a.name if a.asname else top
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for a in node.names:
+                names[a.asname or a.name] = f"{node.module}.{a.name}"
+
+
+def _full_name(func: ast.expr, names: dict[str, str]) -> str | None:
+    parts: list[str] = []
+    while isinstance(func, ast.Attribute):
+        parts.append(func.attr)
+        func = func.value
+    if not isinstance(func, ast.Name):
+        return None
+    parts.append(names.get(func.id, func.id))
+    return ".".join(reversed(parts))
+
+
+def display_problems(notebook: dict[str, Any], chapter: str) -> list[Difference]:
+    """The code cells of ``notebook`` (an nbformat dict, as committed) that do not show what
+    they mean to show (module docstring): a cell that calls a display helper but has no
+    output, and every call to a helper shown by its value whose value the cell drops. Cells
+    are numbered as in :func:`compare_notebooks` (code cells from 0); each difference quotes
+    the cell's first line."""
+    every, by_value = _display_calls()
+    names: dict[str, str] = {}
+    diffs = []
+    cells = [c for c in notebook.get("cells", []) if c.get("cell_type") == "code"]
+    for i, cell in enumerate(cells):
+        source = _text(cell.get("source", ""))
+        tree = _parse(source)
+        if tree is None:
+            continue
+        _imports(tree, names)
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and _full_name(n.func, names) in every]
+        if not calls:
+            continue
+        first_line = next((line for line in source.splitlines() if line.strip()), "")
+        where = f"(the cell starting {first_line.strip()[:80]!r})"
+        if not cell.get("outputs"):
+            call = min(calls, key=lambda n: (n.lineno, n.col_offset))
+            diffs.append(Difference(chapter, i, f"calls {ast.unparse(call.func)}(...) on line {call.lineno} but has "
+                                                f"no output {where}"))
+        last = tree.body[-1] if tree.body else None
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Expr) and node is not last and isinstance(node.value, ast.Call)
+                    and _full_name(node.value.func, names) in by_value):
+                diffs.append(Difference(chapter, i, f"drops the value of {ast.unparse(node.value.func)}(...) on "
+                                                    f"line {node.lineno}, which shows nothing unless it is the cell's "
+                                                    f"last expression: pass it to display(...) {where}"))
+    return diffs
+
+
+def _selected(names: Sequence[str]) -> tuple[Path, list[Path]]:
+    from fedrepro.report.chapters import book_root, chapters
+
+    root = book_root()
+    selected = [nb for nb in chapters(root) if not names or any(n in str(nb.relative_to(root)) for n in names)]
+    if not selected:
+        raise ValueError(f"no chapter matches {list(names)}")
+    return root, selected
+
+
+def check_displays(names: Sequence[str] = ()) -> list[Difference]:
+    """:func:`display_problems` over every committed chapter of ``_toc.yml`` (or those whose
+    path contains one of ``names``); runs nothing."""
+    import nbformat
+
+    root, selected = _selected(names)
+    diffs = []
+    for nb in selected:
+        diffs += display_problems(nbformat.read(nb, as_version=4), str(nb.relative_to(root)))
+    return diffs
+
+
 def _check_one(nb_path: Path, root: Path, scratch: Path) -> tuple[str, list[Difference], float]:
     import nbformat
 
@@ -145,15 +261,16 @@ def _check_one(nb_path: Path, root: Path, scratch: Path) -> tuple[str, list[Diff
     rel = str(nb_path.relative_to(root))
     out = scratch / rel
     t0 = time.perf_counter()
+    committed = nbformat.read(nb_path, as_version=4)
+    shown = display_problems(committed, rel)
     try:
         run_chapter(nb_path, out, profile="paper")
     except Exception as exc:  # noqa: BLE001 - a chapter that cannot render is a difference
         first = str(exc).strip().splitlines()
-        return rel, [Difference(rel, -1, f"does not render: {type(exc).__name__}: "
-                                         f"{first[-1] if first else ''}"[:500])], time.perf_counter() - t0
-    committed = nbformat.read(nb_path, as_version=4)
+        return rel, shown + [Difference(rel, -1, f"does not render: {type(exc).__name__}: "
+                                                 f"{first[-1] if first else ''}"[:500])], time.perf_counter() - t0
     rendered = nbformat.read(out, as_version=4)
-    return rel, compare_notebooks(committed, rendered, rel), time.perf_counter() - t0
+    return rel, shown + compare_notebooks(committed, rendered, rel), time.perf_counter() - t0
 
 
 def check_pages(names: Sequence[str] = (), progress: bool = True) -> tuple[list[Difference], dict[str, float]]:
@@ -162,12 +279,8 @@ def check_pages(names: Sequence[str] = (), progress: bool = True) -> tuple[list[
     another: papermill runs each kernel in its chapter's folder by changing this process's
     working directory, which threads would race on."""
     from fedrepro.core.cache import results_root
-    from fedrepro.report.chapters import book_root, chapters
 
-    root = book_root()
-    selected = [nb for nb in chapters(root) if not names or any(n in str(nb.relative_to(root)) for n in names)]
-    if not selected:
-        raise ValueError(f"no chapter matches {list(names)}")
+    root, selected = _selected(names)
     os.environ["FEDREPRO_READ_ONLY_STORE"] = str(results_root().resolve())
     os.environ["FEDREPRO_NO_PAPER_COMPUTE"] = "1"
     diffs: list[Difference] = []
@@ -196,8 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for d in diffs:
         print(d.line())
     if diffs:
-        print(f"{len(diffs)} output(s) differ from what the committed results render: run `make book` "
-              "(and commit the chapters) if the results changed on purpose")
+        print(f"{len(diffs)} difference(s): outputs that are not what the committed results render (run `make "
+              "book` and commit the chapters if the results changed on purpose), or cells that do not show what "
+              "they display (fix the cell, then run the chapter)")
     return 1 if diffs else 0
 
 

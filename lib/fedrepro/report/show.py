@@ -11,7 +11,10 @@ Every chapter (existing and new) shows its results with these, never with
   computes and shows a table. Its plain-text form (what nbval compares in a
   ``nbval-check-output`` cell) is the caption and the same rounded table as text, so a checked
   table needs no separate printed copy; the HTML carries no random ids, so a rerun changes
-  no byte. To show two tables from one cell, ``display(show.table(...))`` the first.
+  no byte. To show two tables from one cell, ``display(show.table(...))`` the first; a table
+  shown inside an ``if`` or a loop is passed to ``display(...)`` too (only a cell's last
+  expression is shown by itself). The page check refuses a dropped value and a cell that
+  calls a display helper (:data:`DISPLAY_HELPERS`) but has no output.
 * :func:`dropdown` — long prose produced by the library (sources, lists of checked claims)
   as a collapsed ``<details>`` block with a title; paragraphs kept, lines wrapped.
 * :func:`glue` — :func:`fedrepro.report.book.glue` that also closes a glued matplotlib figure,
@@ -40,7 +43,18 @@ import numpy as np
 from fedrepro.report.book import glue as _book_glue
 from fedrepro.report.book import sig3
 
-__all__ = ["Dropdown", "Table", "compact", "dropdown", "glue", "table", "tex_to_mathjax"]
+__all__ = ["DISPLAY_HELPERS", "FORMATTERS", "SHOWN_BY_VALUE", "Dropdown", "Table", "compact", "dropdown", "glue",
+           "table", "tex_to_mathjax"]
+
+#: The helpers that return an object the page shows only where the cell shows it: as the cell's
+#: last expression, or passed to ``display(...)``.
+SHOWN_BY_VALUE: tuple[str, ...] = ("Dropdown", "Table", "dropdown", "table")
+#: Every helper of this module that puts something in the page (:func:`glue` records its value
+#: itself). The page check (:func:`fedrepro.report.pages.display_problems`) requires an output
+#: of every committed cell that calls one.
+DISPLAY_HELPERS: tuple[str, ...] = SHOWN_BY_VALUE + ("glue",)
+#: The helpers that only format text (they show nothing themselves).
+FORMATTERS: tuple[str, ...] = ("compact", "tex_to_mathjax")
 
 
 def glue(name: str, value: Any, display: bool = False) -> None:

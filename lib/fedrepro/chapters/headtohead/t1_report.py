@@ -13,7 +13,8 @@ import numpy as np
 from fedrepro.chapters.headtohead.t1 import LABELS
 
 __all__ = ["with_extra_algorithm", "alidpfl_frame", "alidpfl_summary", "records_frame", "cells_frame", "ranking_frame", "selected_frame", "budget_checks",
-           "figure_accuracy_vs_epsilon", "figure_accuracy_vs_budget", "pareto_front", "t1_summary"]
+           "figure_accuracy_vs_epsilon", "figure_accuracy_vs_budget", "pareto_front", "t1_summary",
+           "UNIFORM_LOSS", "loss_key", "loss_frame", "figure_loss_vs_epsilon"]
 
 _PRIVATE_MARK = {"dp-fedsgd": "o", "dpfl": "s", "fedpaq": "v", "fedpaq-q": "^", "fed-plt": "D"}
 
@@ -198,6 +199,80 @@ def figure_accuracy_vs_epsilon(result: dict[str, Any], budget: float, labels: di
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
     fig.tight_layout()
+    return fig
+
+
+#: The cross-entropy of the uniform prediction over ten classes: a model whose loss is above it
+#: does worse than predicting nothing.
+UNIFORM_LOSS = math.log(10)
+
+
+def loss_key(result: dict[str, Any]) -> str:
+    """The loss ``result``'s records hold: ``"train_loss"`` (T1: the mean cross-entropy over
+    the clients' training records, without the regulariser) or ``"test_loss"`` (T2: on the
+    evaluation set)."""
+    first = result["records"][0] if result["records"] else {}
+    for key in ("train_loss", "test_loss"):
+        if key in first:
+            return key
+    raise ValueError("result: its records hold neither a train_loss nor a test_loss")
+
+
+def loss_frame(result: dict[str, Any], budget: float) -> Any:
+    """One row per (algorithm, ε) at the uplink budget ``budget``: the final loss of
+    :func:`loss_key` over the seeds (mean, lowest, highest; a diverged run's NaN left out) and
+    the number of seeds."""
+    df = records_frame(result)
+    df = df[df["uplink_budget_bits"] == budget]
+    if df.empty:
+        raise ValueError(f"budget: no stored run at {budget!r} uplink bits")
+    key = loss_key(result)
+    return (df.groupby(["algorithm", "epsilon_target"], sort=False)
+            .agg(loss=(key, "mean"), low=(key, "min"), high=(key, "max"), seeds=("seed", "count"))
+            .reset_index())
+
+
+def figure_loss_vs_epsilon(result: dict[str, Any], budget: float, labels: dict[str, str] | None = None,
+                           title: str = "T1 (MNIST softmax, 100 clients)") -> Any:
+    """The final loss (:func:`loss_key`; mean over seeds, bars from the lowest to the highest
+    seed) against ε at the uplink budget ``budget``, one line per algorithm, the non-private
+    ceiling dashed. Left panel: every private algorithm on a logarithmic scale, with the loss
+    of the uniform prediction (:data:`UNIFORM_LOSS`) dotted; right panel: the algorithms whose
+    highest loss stays below it, on a linear scale."""
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullFormatter
+
+    cells = loss_frame(result, budget)
+    names = _private_names(cells, labels)
+    learning = [n for n in names if cells.loc[cells["algorithm"] == n, "high"].max() < UNIFORM_LOSS]
+    fig, axes = plt.subplots(1, 2, figsize=(10.0, 4.4))
+    ceiling = cells[cells["algorithm"] == "fedavg"]
+    for ax, shown in zip(axes, (names, learning), strict=True):
+        for name in shown:
+            c = cells[cells["algorithm"] == name].sort_values("epsilon_target")
+            loss = c["loss"].to_numpy()
+            err = np.vstack([loss - c["low"].to_numpy(), c["high"].to_numpy() - loss])
+            ax.errorbar(c["epsilon_target"], loss, yerr=err, marker=_PRIVATE_MARK.get(name, "*"), capsize=3,
+                        color=f"C{names.index(name)}", label=_label(name, labels))
+        if len(ceiling):
+            ax.axhline(ceiling["loss"].iloc[0], color="k", ls="--", lw=1, label=_label("fedavg", labels))
+        ax.set_xscale("log")
+        eps = sorted(cells.loc[cells["algorithm"] != "fedavg", "epsilon_target"].unique())
+        ax.set_xticks(eps, [f"{e:g}" for e in eps])
+        ax.xaxis.set_minor_formatter(NullFormatter())
+        ax.set_xlabel("ε (δ = 1e-5), whole run, most frequent client")
+        ax.grid(alpha=0.3)
+    left, right = axes
+    left.set_yscale("log")
+    left.axhline(UNIFORM_LOSS, color="0.4", ls=":", lw=1.2, label="uniform prediction (ln 10)")
+    what = "training loss" if loss_key(result) == "train_loss" else "test loss"
+    left.set_ylabel(f"final {what} (cross-entropy)")
+    left.set_title("every private algorithm (log scale)", fontsize=10)
+    right.set_title("those below ln 10 (linear scale)", fontsize=10)
+    fig.suptitle(f"{title} at {budget:.2g} uplink bits", fontsize=11)
+    handles, names_shown = left.get_legend_handles_labels()
+    fig.legend(handles, names_shown, fontsize=8, loc="lower center", ncol=4, frameon=False)
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
     return fig
 
 
