@@ -192,3 +192,11 @@ def test_the_grid_convention():
     inst = byo.resolve("tests._byo_subjects:ONE_DPFL")
     assert byo.configurations(inst) == (inst,)  # an instance runs as is
     assert byo.configurations(t1.GRIDS["dpfl"]) == t1.GRIDS["dpfl"]  # a tuple is the grid
+
+
+def test_a_config_made_before_the_algorithm_changed_computes_nothing(tmp_path):
+    config = yours.config_for("tests._byo_subjects:ONE_DPFL", profile="quick")
+    edited = yours.YourAlgorithmConfig(**{**config.__dict__, "algorithm_code": "0" * 64})
+    with pytest.raises(RuntimeError, match="changed since this config was made"):
+        yours.load_your_algorithm(edited, tmp_path, progress=False)
+    assert not yours.is_stored(edited, tmp_path)

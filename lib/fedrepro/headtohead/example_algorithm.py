@@ -42,9 +42,9 @@ def _normalised_sum(problem: SoftmaxProblem, x: np.ndarray, rows: np.ndarray, cl
 
 @dataclasses.dataclass(frozen=True)
 class NormalisedDPFedSGD(algorithms.UpdateAveraging):
-    """DP-FedSGD whose per-record gradients are normalised to norm C (module docstring):
-    ``local_steps`` DP-SGD steps on Poisson samples at ``rate``, step ``lr``, norm ``clip``,
-    stability constant ``stability``."""
+    """DP-FedSGD whose per-record gradients are normalised to norm C (module
+    docstring): ``local_steps`` DP-SGD steps on Poisson samples at ``rate``, step
+    ``lr``, norm ``clip``, stability constant ``stability``."""
 
     name: ClassVar[str] = "DP-FedSGD, normalised gradients"
     lr: float = 1.0
@@ -60,14 +60,17 @@ class NormalisedDPFedSGD(algorithms.UpdateAveraging):
         if not 0 < self.rate <= 1:
             raise ValueError(f"rate must lie in (0, 1], got {self.rate!r}")
         if not (isinstance(self.local_steps, int) and self.local_steps >= 1):
-            raise ValueError(f"local_steps must be an integer >= 1, got {self.local_steps!r}")
+            raise ValueError(f"local_steps must be an integer >= 1, "
+                             f"got {self.local_steps!r}")
 
     @classmethod
     def grid(cls) -> tuple[NormalisedDPFedSGD, ...]:
-        """The 12 configurations tuned: DP-FedSGD's steps and rates (the step varies fastest, as in
-        the book's grids), with two stability constants."""
+        """The 12 configurations tuned: DP-FedSGD's steps and rates (the step
+        varies fastest, as in the book's grids), with two stability constants."""
         return tuple(cls(lr=lr, rate=rate, stability=gamma)
-                     for gamma in (0.01, 0.1) for rate in (0.05, 0.2) for lr in (0.3, 1.0, 3.0))
+                     for gamma in (0.01, 0.1)
+                     for rate in (0.05, 0.2)
+                     for lr in (0.3, 1.0, 3.0))
 
     def message_bits(self, d: int) -> float:
         return float(algorithms.FLOAT_BITS * d)
@@ -75,7 +78,8 @@ class NormalisedDPFedSGD(algorithms.UpdateAveraging):
     def privacy_plan(self, participations: int) -> accounting.PrivacyPlan:
         return accounting.PrivacyPlan(self.rate, participations * self.local_steps)
 
-    def client_message(self, problem: SoftmaxProblem, state: dict[str, Any], client: int, noise_multiplier: float,
+    def client_message(self, problem: SoftmaxProblem, state: dict[str, Any],
+                       client: int, noise_multiplier: float,
                        rng: np.random.Generator) -> tuple[np.ndarray, int]:
         x0 = state["x"]
         rows_of = problem.device_rows(client)
@@ -86,8 +90,9 @@ class NormalisedDPFedSGD(algorithms.UpdateAveraging):
             rows = start + np.flatnonzero(rng.random(n) < self.rate)  # Poisson sample
             sampled += rows.size
             g = _normalised_sum(problem, w, rows, self.clip, self.stability)
-            g = (g + noise_multiplier * self.clip * rng.standard_normal(g.shape)) / (self.rate * n)
+            noise = noise_multiplier * self.clip * rng.standard_normal(g.shape)
+            g = (g + noise) / (self.rate * n)
             w -= self.lr * (g + problem.mu * w)
-            if not np.isfinite(w).all():  # diverged: the run sees a non-finite model and stops
+            if not np.isfinite(w).all():  # diverged: the run sees it and stops
                 break
         return w - x0, sampled

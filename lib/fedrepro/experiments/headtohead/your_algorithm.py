@@ -45,7 +45,7 @@ class YourAlgorithmConfig(ExperimentConfig):
     verify_atol = t1.T1Config.verify_atol
     verify_note = t1.T1Config.verify_note
 
-    profile: str = "quick"
+    profile: str = "paper"
     #: The import path the reader gave (``module:NAME``).
     algorithm: str = ""
     #: ``module:QualName`` of the configurations' class.
@@ -92,7 +92,7 @@ def config_for(algorithm: str, *, profile: str = "paper", epsilons: tuple[float,
     grid = byo.configurations(byo.resolve(algorithm), algorithm)
     cls = type(grid[0])
     return YourAlgorithmConfig(
-        profile=profile, algorithm=algorithm, algorithm_class=byo.class_path(cls), name=str(cls.name),
+        profile=profile, algorithm=algorithm, algorithm_class=byo.class_path(cls), name=str(grid[0].name),
         grid=tuple(byo.hyper_parameters(c) for c in grid), algorithm_code=byo.algorithm_code(cls),
         epsilons=tuple(float(e) for e in (reference.epsilons if epsilons is None else epsilons)),
         budgets=tuple(float(b) for b in ((reference.budget_bits,) if budgets is None else budgets)),
@@ -107,7 +107,11 @@ def units(config: YourAlgorithmConfig) -> list[str]:
 def _grid(config: YourAlgorithmConfig) -> tuple[Any, ...]:
     """The configurations tuned: the first ``grid_size`` of T1 at this profile (as
     :func:`t1.grid_of` takes them for the book's algorithms)."""
-    return tuple(byo.rebuild(config.algorithm_class, p) for p in config.grid)[:config.t1_config().grid_size]
+    grid = tuple(byo.rebuild(config.algorithm_class, p) for p in config.grid)
+    if byo.algorithm_code(type(grid[0])) != config.algorithm_code:
+        raise RuntimeError(f"the code of {config.algorithm_class} changed since this config was made: its result "
+                           "would not be the one its identity names (run the command again: it makes a new one)")
+    return grid[:config.t1_config().grid_size]
 
 
 def _run_unit(config: YourAlgorithmConfig, unit: str) -> dict[str, Any]:
