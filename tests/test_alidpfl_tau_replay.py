@@ -16,8 +16,16 @@ from the paper's equations, no library function), keeping its own budget counter
 * the horizon, τ_prev and noise term the library passed to ``choose_tau`` (exact integers;
   N relative 1e-12).
 
-Mutation check (done by hand, not committed): swapping λ and ω in ``training.train``, dropping
-the noise term, or weighting ξ by the mean instead of |D_i|/|D| makes these tests fail.
+λ is replayed as both runs compute it: the clients' weighted loss F_i(ŵ) at the model ŵ
+broadcast at the start of the round (the reports' ``loss_global``). The rule's description
+in ``tau_rule.LAMBDA_OMEGA_RULES`` ("at the new global model"), and the head-to-head adapter's
+docstring, which says the library's training evaluates it at the new model, do not match
+what ``training.train`` does; this test pins the behaviour as run.
+
+Mutation check (done by hand, not committed): swapping λ and ω (training or head-to-head
+loop), dropping the noise term, weighting ξ by 1/N instead of |D_i|/|D|, an off-by-one in the
+head-to-head horizon, or a changed h(τ) makes these tests fail. Dropping the constant √3/3
+from G does not: it moves no argmin, and a run records no G.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """ALI-DPFL's τ* rule written from the paper's equations (Ling et al., §III-D, §IV-B), in plain
-float64 loops over clients and τ (NumPy only for a vector's dot product), sharing no code with :mod:`fedrepro.alidpfl.tau_rule`.
+float64 loops over clients and τ (NumPy only for a vector's dot product), sharing no code with
+:mod:`fedrepro.alidpfl.tau_rule`.
 
 * the estimates of "Perform Estimate" (§IV-B), weighted by |D_i|/|D|:
   ρ_i = |F_i(ŵ_i) − F_i(ŵ)| / ‖ŵ_i − ŵ‖, β_i = ‖∇F_i(ŵ_i) − ∇F_i(ŵ)‖ / ‖ŵ_i − ŵ‖,
