@@ -14,7 +14,7 @@ The scan is static (the ``ast`` of the files; nothing is imported), so it takes 
 second. Classes and methods are not enforced (their rows are listed by hand), nor are functions
 reached only through another science function (the direct callee is the row that must name a
 check strong enough to cover its callees). :data:`EXEMPT` lists the helpers that produce no
-number: argument validation.
+number: argument validation, and the plumbing that loads a reader's own algorithm.
 """
 
 from __future__ import annotations
@@ -34,6 +34,15 @@ KINDS = ("outside library", "plain loop", "closed form", "none", "unreviewed")
 EXEMPT = {
     "privacy.validate:check_delta",  # argument validation: raises or returns its argument
     "privacy.validate:check_sampling_rate",  # argument validation: raises or returns its argument
+    # a reader's own algorithm (the "run your own algorithm" page): naming, importing and
+    # hashing the reader's class and listing its configurations; the numbers come from
+    # headtohead.algorithms:run, which has its row
+    "headtohead.bring_your_own:resolve",
+    "headtohead.bring_your_own:hyper_parameters",
+    "headtohead.bring_your_own:class_path",
+    "headtohead.bring_your_own:rebuild",
+    "headtohead.bring_your_own:configurations",
+    "headtohead.bring_your_own:algorithm_code",
 }
 
 _ROW = re.compile(r"^\|\s*`?([a-z_][a-z0-9_.]*:[A-Za-z_][A-Za-z0-9_.]*)`?\s*\|(.*)\|\s*$")
