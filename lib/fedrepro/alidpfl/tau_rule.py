@@ -203,7 +203,8 @@ def estimate_constants(reports: Sequence[ClientReport],
 
 
 #: The documented rules for λ and ω (the paper gives none). F: the clients' weighted loss
-#: F(ŵ) at the new global model; D: ‖ŵ − ŵ_0‖, the distance travelled since the start.
+#: F(ŵ) at the global model the round started from (what their reports carry, §IV-B);
+#: D: ‖ŵ − ŵ_0‖ at the new global model, the distance travelled since the start.
 LAMBDA_OMEGA_RULES: dict[str, str] = {
     "loss": "λ = F(ŵ) (the gap to the cross-entropy's lower bound 0, taking F* = 0); "
             "ω = 1/D² (the distance travelled as a proxy for ‖ŵ_0 − w*‖)",

@@ -23,7 +23,7 @@ a global iteration budget):
 * **the horizon** of the τ* rule is that of the most frequent client: its steps done, its
   participations left and its steps left (the paper's t, R_s and R_c);
 * **λ** uses the clients' weighted loss at the round's starting model (the reports' F_i(ŵ)),
-  one round behind the library's rule, which evaluates it at the new model;
+  as the library's training does (:data:`fedrepro.alidpfl.tau_rule.LAMBDA_OMEGA_RULES`);
 * **bits**: the update in float32 and the report (two gradients and three numbers in float32)
   on the uplink: 96·d + 96 bits per message.
 """
