@@ -19,11 +19,13 @@ def _data(x_edit=None, y_edit=None) -> setting.FederatedData:
     rng = np.random.default_rng(0)
     xs = [rng.uniform(-1, 1, (n,) + SHAPE).astype(np.float32) for n in (20, 30)]
     ys = [rng.integers(0, 10, n).astype(np.int64) for n in (20, 30)]
+    clients = tuple(setting.ClientData(x, y) for x, y in zip(xs, ys, strict=True))
+    # edited in place after the clients are built (ClientData checks at construction), so
+    # that train()'s own check of the data is what meets the bad record
     if x_edit:
         x_edit(xs)
     if y_edit:
         y_edit(ys)
-    clients = tuple(setting.ClientData(x, y) for x, y in zip(xs, ys, strict=True))
     return setting.FederatedData(clients, rng.uniform(-1, 1, (10,) + SHAPE).astype(np.float32),
                                  rng.integers(0, 10, 10).astype(np.int64))
 

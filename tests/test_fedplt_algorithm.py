@@ -377,8 +377,8 @@ _V2_SOLVERS = "('gd', 'agd', 'sgd', 'noisy-gd', 'prox')"
 ITERATION_MESSAGES = [
     (dict(rho=0.0), _q("rho must be in (0, inf), got 0.0")),
     (dict(Ne=0), _q("Ne (local steps) must be an integer >= 1, got 0")),
-    (dict(Ne=True), _q("Ne (local steps) must be an integer >= 1, got True")),
-    (dict(Ne=2.0), _q("Ne (local steps) must be an integer >= 1, got 2.0")),
+    (dict(Ne=True), _q("Ne (local steps) must be an integer >= 1, got True (bool)")),
+    (dict(Ne=2.0), _q("Ne (local steps) must be an integer >= 1, got 2.0 (float)")),
     (dict(solver="adam"), _q(f"solver must be one of {_V2_SOLVERS}, got 'adam'")),
     (dict(tau="a"), _q("tau must be a real number >= 0, got 'a'")),
     (dict(tau=None), _q("tau must be a real number >= 0, got None")),
@@ -452,11 +452,11 @@ def test_problem_and_finite_sum_messages_in_full(quad):
 
 RUN_MESSAGES = [
     (dict(K=-1), _q("K (outer iterations) must be an integer >= 0, got -1")),
-    (dict(K=True), _q("K (outer iterations) must be an integer >= 0, got True")),
-    (dict(K=2.0), _q("K (outer iterations) must be an integer >= 0, got 2.0")),
+    (dict(K=True), _q("K (outer iterations) must be an integer >= 0, got True (bool)")),
+    (dict(K=2.0), _q("K (outer iterations) must be an integer >= 0, got 2.0 (float)")),
     (dict(seed=-3), _q("seed must be an integer >= 0, got -3")),
-    (dict(seed=True), _q("seed must be an integer >= 0, got True")),
-    (dict(seed=1.0), _q("seed must be an integer >= 0, got 1.0")),
+    (dict(seed=True), _q("seed must be an integer >= 0, got True (bool)")),
+    (dict(seed=1.0), _q("seed must be an integer >= 0, got 1.0 (float)")),
     (dict(rng=3), _q("rng must be a numpy.random.Generator or None")),
     (dict(participation=("cohort", 0)), _q("participation ('cohort', c) needs an integer c in [1, 100], got 0")),
     (dict(participation=("cohort", 101)), _q("participation ('cohort', c) needs an integer c in [1, 100], got 101")),

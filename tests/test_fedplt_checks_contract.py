@@ -8,9 +8,9 @@ constructors that validate their fields (``PEPInstance``, ``JacobianInstance``,
 ValueError/TypeError naming the offending parameter.
 
 The other ``*Instance`` dataclasses (``Lemma2Instance``, ``Lemma4Instance``,
-``Lemma5Instance``, ...) are plain records: they validate nothing when built, their
-``check_*`` function does; their checks run Monte Carlo or build federated problems and are
-covered by ``tests/test_fedplt_checks.py``.
+``Lemma5Instance``, ...) validate their fields when built; their contract is in
+``tests/test_input_validation_contract.py``, and their checks (Monte Carlo, federated problems)
+are covered by ``tests/test_fedplt_checks.py``.
 """
 
 from __future__ import annotations

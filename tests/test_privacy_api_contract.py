@@ -612,6 +612,22 @@ SPECS: dict[str, Spec] = {
     "validate.check_nonnegative": _validator(NONNEG),
     "validate.check_interval": _validator(INTERVAL, low=-1.0, high=2.0, closed_low=False, closed_high=False),
     "validate.check_int": _validator(INTEGER, low=0, high=10, strict=True),
+    "validate.check_bool": _validator(Kind(st.sampled_from([True, False, np.bool_(True)]), None,
+                                           st.sampled_from([1, 0, 0.0, "yes", None, [True]])),
+                                      lambda res, args: None if res is bool(args["value"]) else pytest.fail(str(res))),
+    "validate.check_choice": _validator(_kind([st.sampled_from(["a", "b"])], ["", "c", "A"],
+                                              st.sampled_from([None, 1, True, ["a"], b"a"])),
+                                        lambda res, args: None if res == args["value"] else pytest.fail(str(res)),
+                                        options=("a", "b")),
+    "validate.check_callable": _validator(Kind(st.sampled_from([len, math.sqrt, np.zeros]), None,
+                                               st.sampled_from([None, 1, "f", [len]])),
+                                          lambda res, args: None if res is args["value"] else pytest.fail(str(res))),
+    "validate.check_array": _validator(
+        Kind(st.lists(st.floats(-1e3, 1e3), min_size=1, max_size=4).map(np.array),
+             st.sampled_from([np.zeros(0), np.array([np.nan]), np.array([1.0, np.inf]), np.zeros((1, 2))]),
+             st.sampled_from([None, "a", True, np.array(["a"]), np.array([True]), [None]])),
+        lambda res, args: None if isinstance(res, np.ndarray) and res.dtype == float and np.all(np.isfinite(res))
+        else pytest.fail(str(res)), ndim=1),
 }
 
 

@@ -21,6 +21,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from fedrepro.core.validate import check_int
+
 __all__ = ["CNN", "make_cnn", "num_parameters", "SUPPORTED_INPUT_SHAPES"]
 
 #: Input shapes of the two datasets of the paper (channels, height, width).
@@ -72,8 +74,7 @@ def make_cnn(input_shape: tuple[int, int, int], *, seed: int,
     bounds) from one generator seeded by ``SeedSequence(seed)``, layer by layer in order.
     """
     shape = _validate_shape(input_shape)
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    check_int("seed", seed, 0)
     state = np.random.SeedSequence(int(seed)).generate_state(1, np.uint64)[0]
     gen = torch.Generator(device="cpu")
     gen.manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)

@@ -98,10 +98,18 @@ PAPER: FederatedSetting = FederatedSetting()
 
 @dataclasses.dataclass(frozen=True)
 class ClientData:
-    """One client's training data: images (n, c, h, w) float32 in [−1, 1], labels int64."""
+    """One client's training data: images (n, c, h, w) float32 in [−1, 1], labels int64.
+
+    Checked when built (:func:`check_client_arrays`): NumPy arrays, images ``x`` float32 with
+    four dimensions and finite pixels, labels ``y`` integers, one per image. What training
+    adds (a common image shape, at least one record, labels in ``0..classes-1``) it checks
+    itself (:func:`fedrepro.alidpfl.training.check_data`)."""
 
     x: np.ndarray
     y: np.ndarray
+
+    def __post_init__(self) -> None:
+        check_client_arrays("ClientData", self.x, self.y)
 
     def __len__(self) -> int:
         return int(self.y.shape[0])
@@ -161,6 +169,26 @@ def expected_labels_per_client(n_shards: int = 400, shards_per_client: int = 40,
     m = n_shards // check_int("n_classes", n_classes, 1, n_shards)
     miss = math.comb(n_shards - m, k) / math.comb(n_shards, k)
     return n_classes * (1.0 - miss)
+
+
+def check_client_arrays(name: str, x: np.ndarray, y: np.ndarray, shape: tuple[int, ...] | None = None) -> None:
+    """Raise unless ``x`` (images) and ``y`` (labels) are NumPy arrays (ParameterTypeError),
+    ``x`` float32 of shape ``(n, c, h, w)`` (``(n, *shape)`` when ``shape`` is given), ``y``
+    integers of shape ``(n,)`` and every pixel finite (ValueError naming ``name``, the array
+    and, for a pixel, the first bad image)."""
+    if not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray):
+        raise ParameterTypeError(f"{name}: images x and labels y must be NumPy arrays, got "
+                                 f"{type(x).__name__} and {type(y).__name__}")
+    if x.ndim != 4 or (shape is not None and tuple(x.shape[1:]) != shape) or x.dtype != np.float32:
+        want = "c, h, w" if shape is None else ", ".join(map(str, shape))
+        raise ValueError(f"{name}: images x must be float32 of shape (n, {want}), got {x.dtype} {tuple(x.shape)}")
+    if y.shape != (x.shape[0],) or y.dtype.kind not in "iu":
+        raise ValueError(f"{name}: labels y must be integers of shape ({x.shape[0]},) (one per image), "
+                         f"got {y.dtype} {y.shape}")
+    bad = ~np.isfinite(x).all(axis=(1, 2, 3))
+    if bad.any():
+        raise ValueError(f"{name}: image {int(np.argmax(bad))} holds a non-finite value "
+                         f"({int(bad.sum())} such images in x)")
 
 
 def _check_nonempty(parts: list[np.ndarray]) -> None:

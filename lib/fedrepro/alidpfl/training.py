@@ -66,7 +66,7 @@ import torch
 from torch.nn import functional as F
 from torch.nn.utils import parameters_to_vector, vector_to_parameters
 
-from fedrepro.alidpfl import stacked, tau_rule
+from fedrepro.alidpfl import setting, stacked, tau_rule
 from fedrepro.alidpfl.budget import BudgetCounter, Budgets
 from fedrepro.alidpfl.dpsgd import DPSGDSettings, dpsgd_step, poisson_batch
 from fedrepro.alidpfl.models import make_cnn, num_parameters
@@ -74,7 +74,14 @@ from fedrepro.alidpfl.run_state import RunState, TrainingResult
 from fedrepro.alidpfl.setting import PAPER, FederatedData
 from fedrepro.core.cache import atomic_write, code_hash
 from fedrepro.core.device import DEVICE_VARIABLE, resolve_device
-from fedrepro.core.validate import ParameterTypeError, check_int, check_interval, check_nonnegative, check_positive
+from fedrepro.core.validate import (
+    ParameterTypeError,
+    check_bool,
+    check_int,
+    check_interval,
+    check_nonnegative,
+    check_positive,
+)
 from fedrepro.privacy import mechanism
 
 __all__ = ["RunPlan", "RunState", "TrainingResult", "train", "evaluate", "client_generators", "check_data",
@@ -135,8 +142,7 @@ class RunPlan:
         if self.divisor is not None:
             check_positive("divisor", self.divisor)
         for name in ("clip", "noise"):
-            if not isinstance(getattr(self, name), bool):
-                raise ParameterTypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+            check_bool(name, getattr(self, name))
         if not isinstance(self.eval_rounds, tuple):
             raise ParameterTypeError(f"eval_rounds must be a tuple of rounds, got {self.eval_rounds!r}")
         for r in self.eval_rounds:
@@ -215,19 +221,9 @@ def client_generators(seed: int, n_clients: int) -> list[torch.Generator]:
 
 
 def _check_images(name: str, x: np.ndarray, y: np.ndarray, shape: tuple[int, ...], classes: int) -> None:
-    if not isinstance(x, np.ndarray) or not isinstance(y, np.ndarray):
-        raise ParameterTypeError(f"{name}: images and labels must be NumPy arrays")
-    if x.ndim != 4 or tuple(x.shape[1:]) != shape or x.dtype != np.float32:
-        raise ValueError(f"{name}: images must be float32 of shape (n, {', '.join(map(str, shape))}), "
-                         f"got {x.dtype} {tuple(x.shape)}")
-    if y.shape != (x.shape[0],) or y.dtype.kind not in "iu":
-        raise ValueError(f"{name}: labels must be integers of shape ({x.shape[0]},), got {y.dtype} {y.shape}")
+    setting.check_client_arrays(name, x, y, shape)
     if x.shape[0] == 0:
         raise ValueError(f"{name} holds no records")
-    bad = ~np.isfinite(x.reshape(x.shape[0], -1)).all(axis=1)
-    if bad.any():
-        raise ValueError(f"{name}: image {int(np.argmax(bad))} holds a non-finite value "
-                         f"({int(bad.sum())} such images)")
     out = (y < 0) | (y >= classes)
     if out.any():
         i = int(np.argmax(out))

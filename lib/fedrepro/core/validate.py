@@ -22,6 +22,10 @@ import numpy as np
 __all__ = [
     "ParameterTypeError",
     "as_real",
+    "check_array",
+    "check_bool",
+    "check_callable",
+    "check_choice",
     "check_finite",
     "check_int",
     "check_interval",
@@ -135,3 +139,63 @@ def check_int(name: str, value: Any, low: int = 1, high: float = math.inf, *,
     if not ok or not low <= value <= high:
         raise ValueError(f"{name} must be an integer {rng}, got {value!r}")
     return int(value)
+
+
+def check_bool(name: str, value: Any) -> bool:
+    """``value`` as a bool; raise :class:`ParameterTypeError` unless it is a Python or NumPy
+    boolean (``0``, ``1``, ``"yes"`` and ``None`` are the wrong type)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be a boolean (True or False), got {value!r} ({_type_name(value)})")
+    return bool(value)
+
+
+def check_choice(name: str, value: Any, options: tuple) -> Any:
+    """``value`` unless it is not one of ``options`` (strings: a non-string raises
+    :class:`ParameterTypeError`; otherwise ValueError naming the options)."""
+    if all(isinstance(o, str) for o in options) and not isinstance(value, str):
+        raise ParameterTypeError(f"{name} must be one of {options}, got {value!r} ({_type_name(value)})")
+    if value not in options:
+        raise ValueError(f"{name} must be one of {options}, got {value!r}")
+    return value
+
+
+def check_callable(name: str, value: Any) -> Any:
+    """``value`` unless it is not callable (:class:`ParameterTypeError`)."""
+    if not callable(value):
+        raise ParameterTypeError(f"{name} must be callable, got {value!r} ({_type_name(value)})")
+    return value
+
+
+def check_array(name: str, value: Any, *, ndim: int | tuple[int, ...] | None = None,
+                shape: tuple[int | None, ...] | None = None, finite: bool = True,
+                nonempty: bool = True, dtype: Any = float) -> np.ndarray:
+    """``value`` as a NumPy array of ``dtype`` (not copied when it already is one); raise
+    unless it is a numeric array (:class:`ParameterTypeError` for strings, booleans, objects,
+    ``None``) with ``ndim`` dimensions (one of them, for a tuple), the given ``shape``
+    (``None`` entries free), at least one entry (``nonempty``) and, with ``finite``, no nan or
+    inf (ValueError, naming the parameter)."""
+    if value is None or isinstance(value, (str, bytes, bool, np.bool_)):
+        raise ParameterTypeError(f"{name} must be a numeric array, got {value!r} ({_type_name(value)})")
+    raw = value if isinstance(value, np.ndarray) else None
+    if raw is None:
+        try:
+            raw = np.asarray(value)
+        except (TypeError, ValueError):
+            raise ParameterTypeError(f"{name} must be a numeric array, got {_type_name(value)}") from None
+    if raw.dtype.kind not in "iuf":
+        raise ParameterTypeError(f"{name} must be a numeric array (integers or reals), got dtype {raw.dtype}")
+    arr = raw if dtype is None else np.asarray(raw, dtype=dtype)
+    if ndim is not None:
+        allowed = (ndim,) if isinstance(ndim, int) else tuple(ndim)
+        if arr.ndim not in allowed:
+            want = " or ".join(str(d) for d in allowed)
+            raise ValueError(f"{name} must be an array with {want} dimension(s), got shape {arr.shape}")
+    if shape is not None:
+        if arr.ndim != len(shape) or any(s is not None and s != a for s, a in zip(shape, arr.shape, strict=True)):
+            want = "(" + ", ".join("*" if s is None else str(s) for s in shape) + ("," if len(shape) == 1 else "") + ")"
+            raise ValueError(f"{name} must have shape {want}, got shape {arr.shape}")
+    if nonempty and arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty array, got shape {arr.shape}")
+    if finite and arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite (no nan or inf)")
+    return arr

@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from fedrepro.core.prox import Regularizer
-from fedrepro.core.validate import check_positive
+from fedrepro.core.validate import check_int, check_positive
 from fedrepro.fedplt.local_solvers import (
     accelerated_gradient_descent,
     gradient_descent,
@@ -122,8 +122,7 @@ class _Settings:
 def _resolve(problem, rho, Ne, solver, gamma, tau, batch_size, h, accelerated_output) -> _Settings:
     problem = _check_problem(problem)
     rho = check_positive("rho", rho)
-    if isinstance(Ne, bool) or not isinstance(Ne, (int, np.integer)) or Ne < 1:
-        raise ValueError(f"Ne (local steps) must be an integer >= 1, got {Ne!r}")
+    check_int("Ne (local steps)", Ne, 1)
     if solver not in SOLVERS:
         raise ValueError(f"solver must be one of {SOLVERS}, got {solver!r}")
     try:
@@ -418,12 +417,10 @@ def run_fedplt(problem: FederatedProblem, *, rho: float, Ne: int, K: int, solver
     """
     s = _resolve(problem, rho, Ne, solver, gamma, tau, batch_size, h, accelerated_output)
     p = s.problem
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 0:
-        raise ValueError(f"K (outer iterations) must be an integer >= 0, got {K!r}")
+    check_int("K (outer iterations)", K, 0)
     K = int(K)
     if rng is None:
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
+        check_int("seed", seed, 0)
         rng = np.random.default_rng(seed)
     elif not isinstance(rng, np.random.Generator):
         raise ValueError("rng must be a numpy.random.Generator or None")

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from fedrepro.core.validate import check_int
 from fedrepro.problems.base import FederatedProblem
 from fedrepro.problems.logistic import LogisticProblem
 
@@ -218,8 +219,7 @@ class BatchedAlgorithm(ABC):
     def __init__(self, problem: FederatedProblem, *, Ne: int, solver: str = "gd", **params: Any):
         if not isinstance(problem, FederatedProblem):
             raise ValueError(f"problem must be a FederatedProblem, got {type(problem).__name__}")
-        if isinstance(Ne, bool) or not isinstance(Ne, (int, np.integer)) or Ne < 1:
-            raise ValueError(f"Ne (local steps) must be an integer >= 1, got {Ne!r}")
+        check_int("Ne (local steps)", Ne, 1)
         if solver not in self.solvers:
             raise ValueError(f"solver for {self.name} must be one of {self.solvers}, got {solver!r}")
         self.problem = problem
@@ -390,8 +390,7 @@ def run_batched(algorithm: BatchedAlgorithm, *, K: int, runs: int | None = None,
     """
     if not isinstance(algorithm, BatchedAlgorithm):
         raise ValueError(f"algorithm must be a BatchedAlgorithm, got {type(algorithm).__name__}")
-    if isinstance(K, bool) or not isinstance(K, (int, np.integer)) or K < 0:
-        raise ValueError(f"K (iterations) must be an integer >= 0, got {K!r}")
+    check_int("K (iterations)", K, 0)
     R = algorithm.runs_required if runs is None else runs
     if isinstance(R, bool) or not isinstance(R, (int, np.integer)) or R < 1:
         raise ValueError(f"runs must be an integer >= 1, got {runs!r}")

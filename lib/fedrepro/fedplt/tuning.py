@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.core.validate import check_int
 from fedrepro.fedplt.baselines import algorithm_class
 from fedrepro.fedplt.batched import run_batched
 from fedrepro.problems.base import FederatedProblem
@@ -90,8 +91,7 @@ def grid_search(name: str, problem: FederatedProblem, *, Ne: int, solver: str = 
     range) are kept with ``K* = -1`` and never chosen.
     """
     cls = algorithm_class(name)
-    if isinstance(trials, bool) or not isinstance(trials, (int, np.integer)) or trials < 1:
-        raise ValueError(f"trials must be an integer >= 1, got {trials!r}")
+    check_int("trials", trials, 1)
     if grid is None:
         grid = cls.tuning_grid(problem, Ne, solver)
     points = grid_points(grid)

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from fedrepro.core.validate import check_int, check_interval, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_bool, check_int, check_interval, check_positive
 from fedrepro.headtohead import accounting
 from fedrepro.headtohead import softmax as engine
 from fedrepro.headtohead.interface import HeadToHeadAlgorithm, check_algorithm
@@ -46,6 +46,23 @@ __all__ = ["FLOAT_BITS", "UpdateAveraging", "FedAvg", "DPFL", "PrivateFedPAQ", "
 
 #: Bits of one float32 coordinate.
 FLOAT_BITS = 32
+
+
+def check_hyperparameters(algorithm: Any) -> None:
+    """Validate the hyper-parameters an algorithm dataclass has, by name: ``lr``, ``rho``,
+    ``clip`` finite and > 0; ``rate`` (Poisson sampling rate) in (0, 1]; ``local_steps``,
+    ``mean_steps`` integers >= 1; ``levels`` None or an integer >= 1 (the quantizer's s).
+    Called by every dataclass's ``__post_init__``, so a bad value fails when it is built."""
+    for name in ("lr", "rho", "clip"):
+        if hasattr(algorithm, name):
+            check_positive(name, getattr(algorithm, name))
+    if hasattr(algorithm, "rate"):
+        check_interval("rate", algorithm.rate, 0.0, 1.0, closed_low=False)
+    for name in ("local_steps", "mean_steps"):
+        if hasattr(algorithm, name):
+            check_int(name, getattr(algorithm, name), 1)
+    if getattr(algorithm, "levels", None) is not None:
+        check_int("levels", algorithm.levels, 1)
 
 
 class UpdateAveraging:
@@ -76,6 +93,9 @@ class FedAvg(UpdateAveraging):
     local_steps: int = 5
     rate: float = 0.05
 
+    def __post_init__(self) -> None:
+        check_hyperparameters(self)
+
     def message_bits(self, d: int) -> float:
         return float(FLOAT_BITS * check_int("d", d, 1))
 
@@ -101,6 +121,9 @@ class DPFL(UpdateAveraging):
     local_steps: int = 1
     rate: float = 0.05
     clip: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_hyperparameters(self)
 
     def message_bits(self, d: int) -> float:
         return float(FLOAT_BITS * check_int("d", d, 1))
@@ -129,6 +152,9 @@ class PrivateFedPAQ(UpdateAveraging):
     rate: float = 0.05
     clip: float = 1.0
     levels: int | None = None
+
+    def __post_init__(self) -> None:
+        check_hyperparameters(self)
 
     def message_bits(self, d: int) -> float:
         from fedrepro.dpfedpaq.quantizer import bits
@@ -161,6 +187,9 @@ class FedPLT:
     rho: float = 1.0
     local_steps: int = 2
     clip: float = 1.0
+
+    def __post_init__(self) -> None:
+        check_hyperparameters(self)
 
     def message_bits(self, d: int) -> float:
         return float(FLOAT_BITS * check_int("d", d, 1))
@@ -222,8 +251,19 @@ def run(problem: SoftmaxProblem, algorithm: HeadToHeadAlgorithm, *, epsilon: flo
     training loss at ``eval_rounds`` evenly spaced rounds (NaN once the model is no longer
     finite: the run stops there and ``diverged`` is set), and the per-record gradients computed."""
     algorithm = check_algorithm(algorithm)
+    for attr in ("dim", "n_devices", "sizes"):
+        if not hasattr(problem, attr):
+            raise ParameterTypeError(f"problem must be a federated problem (a SoftmaxProblem or CNNProblem), "
+                                     f"got {type(problem).__name__}")
+    if epsilon is not None:
+        check_positive("epsilon", epsilon)
     delta = check_interval("delta", delta, 0.0, 1.0, closed_low=False, closed_high=False)
+    check_positive("uplink_budget_bits", uplink_budget_bits)
+    check_int("clients_per_round", clients_per_round, 1, problem.n_devices)
+    if not isinstance(seed, np.random.SeedSequence):
+        check_int("seed", seed, 0)
     eval_rounds = check_int("eval_rounds", eval_rounds, 1)
+    check_bool("progress", progress)
     d = problem.dim
     bits = algorithm.message_bits(d)
     rounds = rounds_within(uplink_budget_bits, clients_per_round, bits)

@@ -36,10 +36,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from fedrepro.alidpfl import tau_rule
-from fedrepro.core.validate import check_int
+from fedrepro.core.validate import check_choice, check_int
 from fedrepro.headtohead import accounting
 from fedrepro.headtohead import softmax as engine
-from fedrepro.headtohead.algorithms import FLOAT_BITS, UpdateAveraging
+from fedrepro.headtohead.algorithms import FLOAT_BITS, UpdateAveraging, check_hyperparameters
 from fedrepro.problems.softmax import SoftmaxProblem, log_softmax
 
 __all__ = ["ALIDPFL", "client_loss_and_gradient"]
@@ -71,6 +71,12 @@ class ALIDPFL(UpdateAveraging):
     rate: float = 0.05
     clip: float = 1.0
     lambda_omega_rule: str = "loss"
+
+    def __post_init__(self) -> None:
+        check_hyperparameters(self)
+        check_choice("lambda_omega_rule", self.lambda_omega_rule, tuple(sorted(tau_rule.LAMBDA_OMEGA_RULES)))
+        if hasattr(self, "estimate_samples"):
+            check_int("estimate_samples", self.estimate_samples, 1)
 
     def message_bits(self, d: int) -> float:
         d = check_int("d", d, 1)

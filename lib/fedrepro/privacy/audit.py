@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from fedrepro.core.validate import ParameterTypeError, check_interval
+from fedrepro.core.validate import ParameterTypeError, as_real, check_array, check_bool, check_int, check_interval
 from fedrepro.privacy.gaussian import analytic_gaussian_epsilon
 
 __all__ = ["AuditResult", "audit", "clopper_pearson_upper", "epsilon_from_rates", "gdp_mu_from_rates",
@@ -88,13 +88,24 @@ class AuditResult:
 def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
     """One-sided upper confidence bound of a binomial rate from ``k`` events in ``n`` trials:
     P(rate > bound) ≤ ``alpha`` (Clopper–Pearson, exact; the beta quantile of scipy)."""
-    if isinstance(k, bool) or isinstance(n, bool):
-        raise ParameterTypeError("k and n must be integers, got a boolean")
-    k, n = int(k), int(n)
-    if n < 1 or not 0 <= k <= n:
-        raise ValueError(f"need 0 <= k <= n and n >= 1, got k={k}, n={n}")
+    n = check_int("n", n, 1)
+    k = check_int("k", k, 0, n)
     alpha = check_interval("alpha", alpha, 0.0, 1.0, closed_low=False, closed_high=False)
     return float(_cp_upper(np.array(k), n, alpha))
+
+
+def _check_rates(fpr: Any, fnr: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``fpr`` and ``fnr`` as float arrays of rates in [0, 1] (scalars or arrays that broadcast)."""
+    a = check_array("fpr", fpr, finite=False, nonempty=False)
+    b = check_array("fnr", fnr, finite=False, nonempty=False)
+    for name, r in (("fpr", a), ("fnr", b)):
+        if np.any(np.isnan(r) | (r < 0) | (r > 1)):
+            raise ValueError(f"{name} must hold rates in [0, 1], got {r!r}")
+    try:
+        np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise ValueError(f"fpr and fnr must have shapes that broadcast, got {a.shape} and {b.shape}") from None
+    return a, b
 
 
 def epsilon_from_rates(fpr: float | np.ndarray, fnr: float | np.ndarray, delta: float) -> np.ndarray | float:
@@ -102,9 +113,7 @@ def epsilon_from_rates(fpr: float | np.ndarray, fnr: float | np.ndarray, delta: 
     max(log((1 − δ − α)/β), log((1 − δ − β)/α)), floored at 0 (+inf when a rate is 0 and the
     other below 1 − δ)."""
     delta = check_interval("delta", delta, 0.0, 1.0, closed_high=False)
-    a, b = np.asarray(fpr, dtype=float), np.asarray(fnr, dtype=float)
-    if np.any((a < 0) | (a > 1) | (b < 0) | (b > 1)) or np.any(np.isnan(a) | np.isnan(b)):
-        raise ValueError("fpr and fnr must be rates in [0, 1]")
+    a, b = _check_rates(fpr, fnr)
     with np.errstate(divide="ignore", invalid="ignore"):
         one = np.where(1 - delta - a > 0, np.log(np.maximum(1 - delta - a, 1e-300)) - np.log(b), -np.inf)
         two = np.where(1 - delta - b > 0, np.log(np.maximum(1 - delta - b, 1e-300)) - np.log(a), -np.inf)
@@ -115,9 +124,7 @@ def epsilon_from_rates(fpr: float | np.ndarray, fnr: float | np.ndarray, delta: 
 def gdp_mu_from_rates(fpr: float | np.ndarray, fnr: float | np.ndarray) -> np.ndarray | float:
     """The μ every μ-GDP mechanism must reach for a test with these rates:
     Φ⁻¹(1 − α) − Φ⁻¹(β), floored at 0."""
-    a, b = np.asarray(fpr, dtype=float), np.asarray(fnr, dtype=float)
-    if np.any((a < 0) | (a > 1) | (b < 0) | (b > 1)) or np.any(np.isnan(a) | np.isnan(b)):
-        raise ValueError("fpr and fnr must be rates in [0, 1]")
+    a, b = _check_rates(fpr, fnr)
     out = np.maximum(special.ndtri(1 - a) - special.ndtri(b), 0.0)
     out = np.where(np.isnan(out), 0.0, out)
     return float(out) if out.ndim == 0 else out
@@ -126,9 +133,10 @@ def gdp_mu_from_rates(fpr: float | np.ndarray, fnr: float | np.ndarray) -> np.nd
 def epsilon_from_mu(mu: float, delta: float) -> float:
     """The ε at ``delta`` of a μ-GDP mechanism: the analytic Gaussian mechanism's ε with
     sensitivity μ and noise 1 (0 for μ = 0, +inf for μ = +inf)."""
-    mu = float(mu)
-    if math.isnan(mu) or mu < 0:
-        raise ValueError(f"mu must be >= 0, got {mu!r}")
+    mu = as_real("mu", mu)
+    if mu < 0:
+        raise ValueError(f"mu must be in [0, inf], got {mu!r}")
+    check_interval("delta", delta, 0.0, 1.0, closed_low=False, closed_high=False)
     if mu == 0:
         return 0.0
     if math.isinf(mu):
@@ -211,8 +219,9 @@ def audit(scores_out: Any, scores_in: Any, *, delta: float, confidence: float = 
     delta = check_interval("delta", delta, 0.0, 1.0, closed_high=False)
     confidence = check_interval("confidence", confidence, 0.0, 1.0, closed_low=False, closed_high=False)
     for name, flag in (("heldout", heldout), ("union", union), ("interval", interval)):
-        if not isinstance(flag, bool):
-            raise ParameterTypeError(f"{name} must be True or False, got {flag!r}")
+        check_bool(name, flag)
+    if not isinstance(seed, np.random.SeedSequence):
+        check_int("seed", seed, 0)
     rng = np.random.default_rng(seed)
     if heldout:
         pa, pb = rng.permutation(a.size), rng.permutation(b.size)

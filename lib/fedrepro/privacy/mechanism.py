@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from fedrepro.core.validate import check_int
 from fedrepro.privacy import conversion, rdp
 from fedrepro.privacy.validate import check_delta, check_positive
 
@@ -105,8 +106,7 @@ class SampledGaussian:
         if isinstance(q, bool) or not isinstance(q, (int, float)) or not 0.0 < q <= 1.0:
             raise ValueError(f"sampling_rate must lie in (0, 1], got {q!r}")
         check_positive("noise_multiplier", self.noise_multiplier)
-        if isinstance(self.count, bool) or not isinstance(self.count, (int, np.integer)) or self.count < 0:
-            raise ValueError(f"count must be an integer >= 0, got {self.count!r}")
+        check_int("count", self.count, 0)
 
     def rdp(self, orders: Any) -> np.ndarray:
         """The Rényi DP of the event at ``orders`` (Mironov et al. 2019; :mod:`fedrepro.privacy.rdp`)."""

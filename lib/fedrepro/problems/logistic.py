@@ -39,7 +39,15 @@ from typing import Any
 import numpy as np
 from scipy.special import expit
 
-from fedrepro.core.validate import check_int, check_nonnegative
+from fedrepro.core.validate import (
+    ParameterTypeError,
+    check_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_nonnegative,
+    check_positive,
+)
 from fedrepro.problems.base import FederatedProblem
 
 __all__ = ["LogisticProblem", "generate_logistic_data", "logistic_v1", "logistic_v2",
@@ -73,24 +81,21 @@ class LogisticProblem(FederatedProblem):
 
     def __init__(self, features: Any, labels: Any, *, reg: str = "l2", reg_weight: float,
                  smoothness: str = "loose", info: dict[str, Any] | None = None):
-        A = np.array(features, dtype=float)
-        b = np.array(labels, dtype=float)
+        A = np.array(check_array("features", features, finite=False, nonempty=False), dtype=float)
+        b = np.array(check_array("labels", labels, finite=False, nonempty=False), dtype=float)
         if A.ndim != 3 or min(A.shape) < 1:
             raise ValueError(f"features must have shape (N, q, n) with N, q, n >= 1, got {A.shape}")
         N, q, n = A.shape
         if b.shape != (N, q):
             raise ValueError(f"labels must have shape ({N}, {q}) to match features, got {b.shape}")
-        if not np.all(np.isfinite(A)):
-            raise ValueError("features must be finite")
+        check_array("features", A)
         if not np.all(np.abs(b) == 1.0):
             raise ValueError("labels must be -1 or +1")
-        if reg not in REGULARIZERS:
-            raise ValueError(f"reg must be one of {REGULARIZERS}, got {reg!r}")
+        check_choice("reg", reg, REGULARIZERS)
         w = check_nonnegative("reg_weight", reg_weight)
         if reg == "l2" and w <= 0:
             raise ValueError(f"reg_weight must be > 0 for reg='l2' (strong convexity), got {reg_weight!r}")
-        if smoothness not in SMOOTHNESS_CHOICES:
-            raise ValueError(f"smoothness must be one of {SMOOTHNESS_CHOICES}, got {smoothness!r}")
+        check_choice("smoothness", smoothness, SMOOTHNESS_CHOICES)
         self.features, self.labels = A, b
         # label-signed features, transposed once: the full-gradient oracle is then two
         # batched products and one sigmoid (see _grad)
@@ -209,15 +214,11 @@ class LogisticProblem(FederatedProblem):
         X = self._check_X(X, idx)
         B = self._check_batch_size(batch_size)
         if not isinstance(rng, np.random.Generator):
-            raise ValueError("rng must be a numpy.random.Generator")
+            raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
         return self._stochastic_grad(X, B, rng, idx)
 
     def _check_batch_size(self, batch_size: Any) -> int:
-        if (isinstance(batch_size, bool) or not isinstance(batch_size, (int, np.integer))
-                or not 1 <= batch_size <= self.q):
-            raise ValueError(f"batch_size must be an integer in [1, {self.q}] (q, the samples per agent), "
-                             f"got {batch_size!r}")
-        return int(batch_size)
+        return check_int("batch_size", batch_size, 1, self.q)
 
     def _stochastic_grad(self, X, B, rng, agents):
         if B == self.q:  # the full gradient, with the same arithmetic as grad()
@@ -246,12 +247,13 @@ def generate_logistic_data(N: int, q: int, n: int, rng: np.random.Generator, *,
     papers' 50-50 split in expectation. Returns ``(features (N, q, n), labels (N, q), x_true)``.
     """
     N, q, n = check_int("N", N), check_int("q", q), check_int("n", n)
+    check_bool("intercept", intercept)
     if intercept and n < 2:
         raise ValueError(f"n must be >= 2 with an intercept column, got {n}")
     s = check_nonnegative("feature_scale", feature_scale)
     het = check_nonnegative("heterogeneity", heterogeneity)
     if not isinstance(rng, np.random.Generator):
-        raise ValueError("rng must be a numpy.random.Generator")
+        raise ParameterTypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
     x_true = rng.standard_normal(n)
     n_feat = n - 1 if intercept else n
     if intercept:
@@ -269,11 +271,9 @@ def generate_logistic_data(N: int, q: int, n: int, rng: np.random.Generator, *,
 def _rng(seed: Any, rng: np.random.Generator | None) -> np.random.Generator:
     if rng is not None:
         if not isinstance(rng, np.random.Generator):
-            raise ValueError("rng must be a numpy.random.Generator or None")
+            raise ParameterTypeError(f"rng must be a numpy.random.Generator or None, got {type(rng).__name__}")
         return rng
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be an integer >= 0, got {seed!r}")
-    return np.random.default_rng(seed)
+    return np.random.default_rng(check_int("seed", seed, 0))
 
 
 def logistic_v2(convex: bool = True, seed: int = 0, *, N: int = 100, n: int = 5, q: int = 250,
@@ -284,10 +284,10 @@ def logistic_v2(convex: bool = True, seed: int = 0, *, N: int = 100, n: int = 5,
     ``q_i = 250``, ``eps = 0.5``, no intercept. Data from :func:`generate_logistic_data`
     (seeded by ``seed``, or drawn from ``rng`` when given). ``smoothness`` selects
     ``lam_bar`` (default ``"loose"``, see :class:`LogisticProblem`)."""
+    check_bool("convex", convex)
     g = _rng(seed, rng)
-    eps = float(eps)
-    if not (np.isfinite(eps) and eps > 0):
-        raise ValueError(f"eps must be finite and > 0, got {eps}")
+    eps = check_positive("eps", eps)
+    check_choice("smoothness", smoothness, SMOOTHNESS_CHOICES)
     A, b, x_true = generate_logistic_data(N, q, n, g, feature_scale=feature_scale,
                                           heterogeneity=heterogeneity)
     info = {"setup": "v2", "convex": bool(convex), "eps": eps, "seed": seed, "x_true": x_true,
@@ -309,9 +309,8 @@ def logistic_v1(seed: int = 0, *, N: int = 10, n: int = 16, m: int = 20, eps: fl
     ``smoothness`` defaults to ``"loose"``, v1's own ``q_i / 4`` form (with the corrected
     regulariser weight)."""
     g = _rng(seed, rng)
-    eps = float(eps)
-    if not (np.isfinite(eps) and eps > 0):
-        raise ValueError(f"eps must be finite and > 0, got {eps}")
+    eps = check_positive("eps", eps)
+    check_choice("smoothness", smoothness, SMOOTHNESS_CHOICES)
     N = check_int("N", N)
     A, b, x_true = generate_logistic_data(N, m, n, g, intercept=True, feature_scale=feature_scale,
                                           heterogeneity=heterogeneity)

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from fedrepro.core.validate import check_array, check_bool, check_finite, check_int, check_positive
 from fedrepro.problems.base import FederatedProblem
 
 __all__ = ["QuadraticProblem", "random_quadratic"]
@@ -26,15 +27,15 @@ class QuadraticProblem(FederatedProblem):
     positive definite) and ``b`` of shape ``(N, n)``."""
 
     def __init__(self, A: Any, b: Any):
-        A = np.array(A, dtype=float)
-        b = np.array(b, dtype=float)
+        A = np.array(check_array("A", A, finite=False, nonempty=False), dtype=float)
+        b = np.array(check_array("b", b, finite=False, nonempty=False), dtype=float)
         if A.ndim != 3 or A.shape[1] != A.shape[2] or A.shape[0] < 1 or A.shape[1] < 1:
             raise ValueError(f"A must have shape (N, n, n) with N, n >= 1, got {A.shape}")
         N, n = A.shape[:2]
         if b.shape != (N, n):
             raise ValueError(f"b must have shape ({N}, {n}) to match A, got {b.shape}")
-        if not (np.all(np.isfinite(A)) and np.all(np.isfinite(b))):
-            raise ValueError("A and b must be finite")
+        check_array("A", A)
+        check_array("b", b)
         asym = np.max(np.abs(A - A.transpose(0, 2, 1)))
         if asym > 1e-10 * max(1.0, np.max(np.abs(A))):
             raise ValueError(f"A must be symmetric (each A_i); max |A - A^T| = {asym:.3g}")
@@ -86,14 +87,14 @@ def random_quadratic(N: int, n: int, lam: float, lam_bar: float,
     ``lam`` and ``lam_bar`` among its eigenvalues (for ``n = 1``, agents alternate between the
     two), so the common moduli are exactly ``lam`` and ``lam_bar``. ``b_i ~ N(0, I_n)``.
     """
-    for name, val in (("N", N), ("n", n)):
-        if not isinstance(val, (int, np.integer)) or isinstance(val, bool) or val < 1:
-            raise ValueError(f"{name} must be an integer >= 1, got {val!r}")
-    lam, lam_bar = float(lam), float(lam_bar)
-    if not (np.isfinite(lam) and lam > 0):
-        raise ValueError(f"lam must be finite and > 0, got {lam}")
-    if not (np.isfinite(lam_bar) and lam_bar >= lam):
+    N, n = check_int("N", N), check_int("n", n)
+    lam = check_positive("lam", lam)
+    lam_bar = check_finite("lam_bar", lam_bar)
+    if lam_bar < lam:
         raise ValueError(f"lam_bar must be finite and >= lam = {lam}, got {lam_bar}")
+    if not (rng is None or isinstance(rng, (np.random.Generator, np.random.SeedSequence))):
+        check_int("rng (a seed)", rng, 0)
+    check_bool("include_extremes", include_extremes)
     rng = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
     G = rng.standard_normal((N, n, n))
     Q, R = np.linalg.qr(G)

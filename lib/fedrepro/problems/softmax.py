@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.core.validate import check_int, check_nonnegative, check_positive
+from fedrepro.core.validate import check_array, check_int, check_nonnegative, check_positive
 
 __all__ = [
     "N_CLASSES",
@@ -97,6 +97,7 @@ class SoftmaxProblem:
     sq_norms: np.ndarray = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
+        check_array("features", self.features, dtype=None, nonempty=False)
         feats = np.ascontiguousarray(self.features, dtype=np.float32)
         if feats.ndim != 2 or feats.shape[1] != N_FEATURES:
             raise ValueError(f"features must have shape (n, {N_FEATURES}), got {np.shape(self.features)}")
@@ -112,7 +113,14 @@ class SoftmaxProblem:
         self.mu = check_nonnegative("mu", self.mu)
         self.features, self.labels, self.offsets = feats, labels.astype(np.int64), offsets
         self.sq_norms = np.einsum("ij,ij->i", feats, feats, dtype=np.float64).astype(np.float32)
+        if (self.test_features is None) != (self.test_labels is None):
+            raise ValueError("test_features and test_labels must be given together (or neither)")
         if self.test_features is not None:
+            check_array("test_features", self.test_features, dtype=None)
+            tl = check_array("test_labels", self.test_labels, dtype=None, ndim=1)
+            if np.shape(self.test_features) != (tl.shape[0], N_FEATURES) or tl.dtype.kind not in "iu":
+                raise ValueError(f"test_features must have shape (m, {N_FEATURES}) and test_labels integer shape "
+                                 f"(m,), got {np.shape(self.test_features)} and {tl.dtype} {tl.shape}")
             self.test_features = np.ascontiguousarray(self.test_features, dtype=np.float32)
             self.test_labels = np.asarray(self.test_labels, dtype=np.int64)
 

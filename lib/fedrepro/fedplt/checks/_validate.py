@@ -9,9 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.core.validate import ParameterTypeError
+from fedrepro.core.operators import _moduli
+from fedrepro.core.validate import ParameterTypeError, check_bool, check_int, check_interval
 
-__all__ = ["choice", "generator", "finite_penalty"]
+__all__ = ["choice", "generator", "finite_penalty", "identical_moduli", "moduli", "participation", "seed", "sizes"]
 
 
 def choice(name: str, value: Any, options: tuple, message: str | None = None) -> str:
@@ -44,3 +45,42 @@ def finite_penalty(rho: float, lam_bar: float, *, with_product: bool = False) ->
         raise ValueError(f"lam_bar + 1/rho must be finite, got rho={rho!r}, lam_bar={lam_bar!r}")
     if with_product and not math.isfinite(float(rho) * float(lam_bar)):
         raise ValueError(f"rho * lam_bar must be finite, got rho={rho!r}, lam_bar={lam_bar!r}")
+
+
+# --------------------------------------------------------------------------- instance fields
+
+
+def sizes(inst: Any, *names: str) -> None:
+    """Each field in ``names`` (agents ``N``, dimensions ``n``, ``m``, ...) an integer >= 1."""
+
+    for name in names:
+        check_int(name, getattr(inst, name), 1)
+
+
+def moduli(inst: Any) -> None:
+    """``lam`` and ``lam_bar`` finite with ``0 < lam <= lam_bar``."""
+
+    _moduli(inst.lam, inst.lam_bar)
+
+
+def seed(inst: Any) -> None:
+    """``seed`` an integer >= 0 (a NumPy seed)."""
+
+    check_int("seed", inst.seed, 0)
+
+
+def participation(inst: Any) -> None:
+    """``p_min`` and ``p_max`` with ``0 < p_min <= p_max <= 1``."""
+
+    check_interval("p_min", inst.p_min, 0.0, 1.0, closed_low=False)
+    check_interval("p_max", inst.p_max, 0.0, 1.0, closed_low=False)
+    if inst.p_min > inst.p_max:
+        raise ValueError(f"p_min must be <= p_max (0 < p_min <= p_max <= 1), got p_min={inst.p_min!r}, "
+                         f"p_max={inst.p_max!r}")
+
+
+def identical_moduli(inst: Any) -> None:
+    """``identical`` a boolean; when true, ``lam_bar`` must equal ``lam`` (``A_i = lam I``)."""
+
+    if check_bool("identical", inst.identical) and inst.lam != inst.lam_bar:
+        raise ValueError(f"identical=True needs lam_bar == lam, got lam={inst.lam!r}, lam_bar={inst.lam_bar!r}")

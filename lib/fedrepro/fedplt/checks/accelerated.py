@@ -17,7 +17,8 @@ import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.linalg import spectral_norm
-from fedrepro.core.validate import check_int
+from fedrepro.core.validate import check_finite, check_int, check_positive
+from fedrepro.fedplt.checks import _validate as _v
 from fedrepro.fedplt.checks.instances import affine_round, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 
@@ -59,6 +60,14 @@ class Lemma8Instance:
     sequence: str = "u"
     grid: int = 2001
 
+    def __post_init__(self) -> None:
+        check_finite("kappa", self.kappa)
+        if not self.kappa >= 1:
+            raise ValueError(f"kappa must be in [1, inf) (kappa = lam_bar/lam), got {self.kappa!r}")
+        check_int("ell", self.ell, 0)
+        _v.choice("sequence", self.sequence, ("u", "w"))
+        check_int("grid", self.grid, 2)
+
 
 def check_lemma8(inst: Lemma8Instance, variant: str = "paper") -> CheckResult:
     """Lemma 8: ``||x^l - x_bar|| <= (1+kappa)(1 - 1/sqrt(kappa))^l ||x^0 - x_bar||``.
@@ -94,6 +103,13 @@ class Proposition3Instance:
     rho: float = 1.0
     Ne: int = 5
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _v.sizes(self, "N", "n")
+        _v.moduli(self)
+        check_positive("rho", self.rho)
+        check_int("Ne", self.Ne, 1)
+        _v.seed(self)
 
     def problem(self):
         return quadratic_problem(self.N, self.n, self.lam, self.lam_bar, np.random.default_rng(self.seed))

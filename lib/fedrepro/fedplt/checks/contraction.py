@@ -10,7 +10,8 @@ import numpy as np
 
 from fedrepro.core import operators as ops
 from fedrepro.core.linalg import spectral_norm
-from fedrepro.core.validate import check_int, check_interval, check_positive
+from fedrepro.core.validate import check_int, check_interval, check_nonnegative, check_positive
+from fedrepro.fedplt.checks import _validate as _v
 from fedrepro.fedplt.checks._validate import finite_penalty
 from fedrepro.fedplt.checks.instances import logistic_cost
 from fedrepro.fedplt.checks.result import CheckResult, make_result
@@ -49,6 +50,14 @@ class Lemma2Instance:
     step_factor: float = 0.5
     pairs: int = 200
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _v.choice("kind", self.kind, ("quadratic", "logistic"))
+        _v.sizes(self, "n")
+        _v.moduli(self)
+        check_interval("step_factor", self.step_factor, 0.0, 1.0, closed_low=False, closed_high=False)
+        _v.sizes(self, "pairs")
+        _v.seed(self)
 
 
 def check_lemma2(inst: Lemma2Instance) -> CheckResult:
@@ -124,6 +133,13 @@ class Eq11Instance:
     n: int = 2
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        check_positive("rho", self.rho)
+        _v.moduli(self)
+        check_interval("theta", self.theta, 0.0, 1.0, closed_low=False, closed_high=False)
+        _v.sizes(self, "n")
+        _v.seed(self)
+
 
 def check_eq11(inst: Eq11Instance) -> CheckResult:
     """:func:`check_eq11_step_range` on an :class:`Eq11Instance`."""
@@ -144,6 +160,12 @@ class Lemma3Instance:
     lam_bar: float = 10.0
     rho: float = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _v.sizes(self, "N", "n")
+        _v.moduli(self)
+        check_positive("rho", self.rho)
+        _v.seed(self)
 
 
 def check_lemma3(inst: Lemma3Instance, version: str = "v2") -> CheckResult:
@@ -182,6 +204,13 @@ class Lemma6Instance:
     rho: float = 1.0
     weight: float = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _v.choice("kind", self.kind, ("zero", "l1", "box"))
+        _v.sizes(self, "N", "n")
+        check_positive("rho", self.rho)
+        check_nonnegative("weight", self.weight)
+        _v.seed(self)
 
 
 def _right_derivative(kind: str, weight: float, x: float) -> float:

@@ -156,8 +156,7 @@ def round_jacobian(problem: FederatedProblem, s: Any, *, rho: float, Ne: int,
     from fedrepro.fedplt.algorithm import fedplt_iteration
 
     X, Z = _split(problem, s)
-    if isinstance(Ne, bool) or not isinstance(Ne, (int, np.integer)) or Ne < 1:
-        raise ValueError(f"Ne must be an integer >= 1, got {Ne!r}")
+    check_int("Ne", Ne, 1)
     g = _step(problem, rho, gamma)
     N, n = problem.N, problem.n
     eye = np.eye(n)

@@ -19,9 +19,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedrepro.core import operators as ops
+from fedrepro.core.validate import check_int, check_interval, check_nonnegative, check_positive
+from fedrepro.fedplt.checks import _validate as _v
 from fedrepro.fedplt.checks.instances import affine_round
 from fedrepro.fedplt.checks.result import CheckResult, make_result
-from fedrepro.privacy.validate import check_order, real_array
+from fedrepro.privacy.validate import check_delta, check_order, real_array
 
 __all__ = [
     "Lemma5Instance", "check_lemma5",
@@ -41,6 +43,12 @@ class Lemma5Instance:
     sensitivity: float
     sigma: float
     delta: float
+
+    def __post_init__(self) -> None:
+        check_order(self.alpha)
+        check_positive("sensitivity", self.sensitivity)
+        check_positive("sigma", self.sigma)
+        check_delta(self.delta)
 
 
 def check_lemma5(inst: Lemma5Instance) -> CheckResult:
@@ -89,6 +97,18 @@ class Proposition4Instance:
     L: float = 1.0
     alpha: float = 2.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _v.sizes(self, "N", "n", "q")
+        check_nonnegative("r", self.r)
+        check_positive("rho", self.rho)
+        check_int("Ne", self.Ne, 1)
+        _v.sizes(self, "K")
+        check_positive("tau", self.tau)
+        check_interval("theta", self.theta, 0.0, 1.0, closed_low=False, closed_high=False)
+        check_positive("L", self.L)
+        check_order(self.alpha)
+        _v.seed(self)
 
 
 def _problems(inst: Proposition4Instance):

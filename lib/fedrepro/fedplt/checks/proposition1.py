@@ -14,7 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from fedrepro.core import operators as ops
-from fedrepro.core.validate import check_int, check_positive
+from fedrepro.core.validate import ParameterTypeError, check_int, check_interval, check_positive
+from fedrepro.fedplt.checks import _validate as _v
 from fedrepro.fedplt.checks._validate import choice, finite_penalty, generator
 from fedrepro.fedplt.checks.instances import affine_round, local_step_size, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
@@ -46,6 +47,15 @@ class Proposition1Instance:
     theta: float = 0.5
     seed: int = 0
     identical: bool = False
+
+    def __post_init__(self) -> None:
+        _v.sizes(self, "N", "n")
+        _v.moduli(self)
+        check_positive("rho", self.rho)
+        check_int("Ne", self.Ne, 1)
+        check_interval("theta", self.theta, 0.0, 2.0, closed_low=False, closed_high=False)
+        _v.seed(self)
+        _v.identical_moduli(self)
 
     def problem(self):
         return quadratic_problem(self.N, self.n, self.lam, self.lam_bar,
@@ -95,6 +105,15 @@ class Lemma7Instance:
     n_rho: int = 61
     Ne_max: int = 200
     thetas: tuple[float, ...] = (0.25, 0.5, 0.75, 0.95)
+
+    def __post_init__(self) -> None:
+        _v.moduli(self)
+        check_int("n_rho", self.n_rho, 1)
+        check_int("Ne_max", self.Ne_max, 1)
+        if not isinstance(self.thetas, (tuple, list)) or len(self.thetas) == 0:
+            raise ParameterTypeError(f"thetas must be a non-empty tuple of numbers in (0, 2), got {self.thetas!r}")
+        for theta in self.thetas:
+            check_interval("thetas", theta, 0.0, 2.0, closed_low=False, closed_high=False)
 
 
 def check_lemma7(inst: Lemma7Instance, variant: str = "corrected", criterion: str = "radius") -> CheckResult:

@@ -251,8 +251,7 @@ def adversarial_search(name: str, rng: np.random.Generator, *, variant: str | No
 
     st = statement(name)
     for label, val, lo in (("restarts", restarts, 1), ("samples", samples, 1), ("maxiter", maxiter, 0)):
-        if isinstance(val, bool) or not isinstance(val, (int, np.integer)) or val < lo:
-            raise ValueError(f"{label} must be an integer >= {lo}, got {val!r}")
+        check_int(label, val, lo)
     count = 0
     best: tuple[float, Any, CheckResult] | None = None
     starts = []

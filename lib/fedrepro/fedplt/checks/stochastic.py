@@ -17,7 +17,8 @@ from scipy.special import gammaln
 
 from fedrepro.core import operators as ops
 from fedrepro.core.linalg import top_singular
-from fedrepro.core.validate import check_int, check_interval, check_nonnegative
+from fedrepro.core.validate import check_finite, check_int, check_interval, check_nonnegative, check_positive
+from fedrepro.fedplt.checks import _validate as _v
 from fedrepro.fedplt.checks.instances import affine_round, local_step_size, quadratic_problem
 from fedrepro.fedplt.checks.result import CheckResult, make_result
 from fedrepro.privacy.validate import real_array
@@ -82,6 +83,15 @@ class Lemma4Instance:
     trials: int = 2000
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        _v.sizes(self, "N", "m")
+        check_interval("zeta", self.zeta, 0.0, 1.0, closed_high=False)
+        _v.participation(self)
+        check_nonnegative("noise", self.noise)
+        _v.sizes(self, "K")
+        check_int("trials", self.trials, 2)
+        _v.seed(self)
+
 
 def check_lemma4(inst: Lemma4Instance) -> CheckResult:
     """Lemma 4: ``E||x_k - x_bar|| <= sqrt(p_max/p_min)(zeta_bar^k ||x_0 - x_bar|| +
@@ -143,6 +153,20 @@ class Proposition2Instance:
     start: str = "worst"
     start_scale: float = 1.0
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        _v.sizes(self, "N", "n")
+        _v.moduli(self)
+        check_positive("rho", self.rho)
+        check_int("Ne", self.Ne, 1)
+        check_interval("theta", self.theta, 0.0, 2.0, closed_low=False, closed_high=False)
+        _v.participation(self)
+        check_nonnegative("tau", self.tau)
+        _v.sizes(self, "K")
+        check_int("trials", self.trials, 2)
+        _v.choice("start", self.start, ("worst", "random"))
+        check_positive("start_scale", self.start_scale)
+        _v.seed(self)
 
     def problem(self):
         return quadratic_problem(self.N, self.n, self.lam, self.lam_bar, np.random.default_rng(self.seed))
@@ -300,6 +324,19 @@ class Corollary1Instance:
     seed: int = 0
     identical: bool = False
     b_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        _v.sizes(self, "N", "n")
+        _v.moduli(self)
+        check_positive("rho", self.rho)
+        check_int("Ne", self.Ne, 1)
+        check_interval("theta", self.theta, 0.0, 2.0, closed_low=False, closed_high=False)
+        check_positive("tau", self.tau)
+        _v.sizes(self, "K")
+        check_int("trials", self.trials, 2)
+        _v.seed(self)
+        _v.identical_moduli(self)
+        check_finite("b_scale", self.b_scale)
 
     def problem(self):
         if self.identical:
