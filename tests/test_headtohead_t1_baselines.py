@@ -343,7 +343,8 @@ def test_quick_profile_follows_the_protocol_and_the_view_reads_it(results_dir):
     fig = view.figure_accuracy_vs_epsilon("quick")
     assert len(fig.axes) == 1
     s = view.baselines_summary("quick")
-    assert s["central_gap_min"] == pytest.approx(100 * (f["central"] - f["private"]).min())
+    assert s["central_gap_smallest_epsilon"] == pytest.approx(100 * (f["central"] - f["private"]).iloc[0])
+    assert s["ceiling_gap_largest_epsilon"] == pytest.approx(100 * (f["best_ceiling"] - f["private"]).iloc[-1])
 
 
 @pytest.mark.stored
