@@ -338,7 +338,7 @@ def test_quick_profile_follows_the_protocol_and_the_view_reads_it(results_dir):
     table = view.baselines_table("quick")
     assert list(table.index) == ["4"] and table.shape[1] == 10
     f = view.comparison_frame(*view.load("quick"), cfg.protocol().budget_bits)
-    assert f["best_private"].iloc[0] in view.PRIVATE and np.isfinite(f[["central", "client", "own_ceiling"]]).all(None)
+    assert f["best_private"].iloc[0] in view.PRIVATE and bool(np.isfinite(f[["central", "client", "own_ceiling"]].to_numpy()).all())
     assert view.ceilings_table("quick").shape == (5, 3)
     fig = view.figure_accuracy_vs_epsilon("quick")
     assert len(fig.axes) == 1
