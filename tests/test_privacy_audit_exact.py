@@ -206,3 +206,11 @@ def test_stored_quantized_audit_has_both_attacks_on_the_same_mechanisms():
     for r in rows:
         assert r["exact_epsilon"] is None and r["exact_reason"] and r["scope"] == "round"
         assert r["empirical_epsilon_lower"] <= r["epsilon_ceiling"]
+
+
+def test_what_the_page_says_of_the_tight_audits():
+    # the page: the tight audit refutes the authors' C/n at eps = 0.1, and the sampled step
+    # needs 10^8 draws per world
+    rows = {r["name"]: r for r in tight.load_tight_audit("paper")["rows"]}
+    assert rows["fedpaq-authors-0.1"]["empirical_epsilon_lower"] > rows["fedpaq-authors-0.1"]["claimed_epsilon"]
+    assert rows["dpsgd-paper-q"]["trials"] == 100_000_000

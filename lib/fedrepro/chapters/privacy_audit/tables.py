@@ -224,9 +224,17 @@ def estimates_summary(result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _verdict(row: dict[str, Any]) -> str:
+    """Refuted; or not, and why where the record says: the claim above the ceiling (no outcome
+    of these trials could refute it), below the exact ε (wrong, and the audit missed it), or at
+    or above it (it holds: no valid audit can refute it but by chance)."""
     if refuted(row):
         return "refuted"
-    return "not refuted" if refutable(row) else "not refutable (claim above the ceiling)"
+    if not refutable(row):
+        return "not refutable (claim above the ceiling)"
+    exact = row.get("exact_epsilon")
+    if exact is None:
+        return "not refuted"
+    return "not refuted (claim below exact ε)" if _claim(row) < exact else "not refuted (claim ≥ exact ε)"
 
 
 def _overview_rows(fedpaq: dict[str, Any], dpsgd: dict[str, Any], estimates: dict[str, Any],
@@ -256,8 +264,9 @@ def overview_frame(fedpaq: dict[str, Any], dpsgd: dict[str, Any], estimates: dic
                    quantized: dict[str, Any] | None = None) -> pd.DataFrame:
     """Every audit record in one table: paper, mechanism, scope, the claim it is held to, the
     exact ε, the valid lower bound, bound/exact, the ceiling, and the verdict (refuted; not
-    refuted, which proves nothing; or not refutable: the claim lies above the ceiling, so no
-    outcome of these trials could have refuted it)."""
+    refuted, with the claim below the exact ε (the audit missed a wrong claim) or at or above
+    it (the claim holds); or not refutable: the claim lies above the ceiling, so no outcome of
+    these trials could have refuted it)."""
     return pd.DataFrame([{"paper": paper, "mechanism": label, "scope": row["scope"], "claimed ε": _claim(row),
                           **_bound_columns(row), "verdict": _verdict(row)}
                          for paper, label, row in _overview_rows(fedpaq, dpsgd, estimates, fedplt, tight, quantized)])
