@@ -54,7 +54,8 @@ def test_audit_of_the_full_batch_gaussian_is_positive_and_below_its_claim():
     row, = res["rounds"]
     from fedrepro.chapters.privacy_audit import tables
     assert 0 < tables.lower_bound(row) <= row["claimed_epsilon_improved"]
-    assert 0.5 < row["mu_estimate"] < 1.3  # 1/σ = 0.91, moved by the other record's gradient
+    # 1/σ = 0.91 exactly (at q = 1 the other records are a fixed offset); 300 trials: sampling error
+    assert 0.5 < row["mu_estimate"] < 1.3
 
 
 def test_config_lengths_must_agree():

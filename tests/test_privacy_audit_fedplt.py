@@ -108,7 +108,7 @@ def test_stored_audit_refutes_the_messages_and_not_the_released_model():
     assert model and not any(tables.refuted(r) for r in model)
     longest = max((r for r in res["rows"] if r["view"] == "messages"), key=lambda r: r["rounds"])
     # refuted from the rates alone, with no assumption on the scores' shape
-    assert longest["empirical_epsilon_lower"] > longest["claimed_epsilon"]
+    assert longest["epsilon_lower_rates"] > longest["claimed_epsilon"]
 
 
 def test_stored_roc_crosses_the_claims_line_only_for_the_long_transcript():

@@ -9,11 +9,12 @@ from fedrepro.experiments.privacy.audit_alidpfl import (  # noqa: F401
     _canary_direction,
     canary_data,
     claimed_epsilon,
+    exact_epsilon,
     load_dpsgd_audit,
     quick,
     round_scores,
     run_dpsgd_audit,
 )
 
-__all__ = ["DPSGDAuditConfig", "claimed_epsilon", "canary_data", "round_scores", "run_dpsgd_audit",
+__all__ = ["DPSGDAuditConfig", "claimed_epsilon", "exact_epsilon", "canary_data", "round_scores", "run_dpsgd_audit",
            "load_dpsgd_audit"]

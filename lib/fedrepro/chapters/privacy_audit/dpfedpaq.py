@@ -10,13 +10,16 @@ from fedrepro.experiments.privacy.audit_dpfedpaq import (  # noqa: F401
     FedPAQAuditConfig,
     _direction,
     canary_problems,
+    exact_view_epsilon,
     load_fedpaq_audit,
     mechanisms,
     quick,
     roc_curve,
+    round_parameters,
     run_fedpaq_audit,
     scores,
 )
 
-__all__ = ["AUDIT_VERIFY_RULES", "FedPAQAuditConfig", "CANARY_PIXEL", "mechanisms", "canary_problems", "scores", "roc_curve", "run_fedpaq_audit",
+__all__ = ["AUDIT_VERIFY_RULES", "FedPAQAuditConfig", "CANARY_PIXEL", "mechanisms", "canary_problems", "round_parameters",
+           "exact_view_epsilon", "scores", "roc_curve", "run_fedpaq_audit",
            "load_fedpaq_audit"]

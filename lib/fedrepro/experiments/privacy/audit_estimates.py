@@ -29,7 +29,10 @@ row of the pseudo-inverse); the tests check it against the score of the float32 
 
 The claimed ε is the accountant's for the round the reports follow (one DP-SGD step at the
 paper's q = 0.015, σ = 1.1, basic and improved conversions, δ = 1e-5): the paper counts the
-reports as free.
+reports as free. Their exact ε is infinite under both readings: the paper's report reveals the
+canary every time, the library's with probability 512/(|D_i| + 1) > δ, and a mechanism that
+reveals a record with probability p > δ is (ε, δ)-DP for no finite ε (``exact_epsilon`` None,
+with that reason). Scope "step": one round's reports.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from fedrepro.core.cache import ExperimentConfig, load_or_run
 from fedrepro.core.profiles import check_profile
 from fedrepro.experiments.privacy.audit_alidpfl import SHAPE, DPSGDAuditConfig, canary_data, claimed_epsilon
 from fedrepro.experiments.privacy.audit_dpfedpaq import AUDIT_VERIFY_RULES, roc_curve
-from fedrepro.privacy.audit import audit
+from fedrepro.privacy.audit import exact_fields, joint_audit
 
 __all__ = ["EstimatesAuditConfig", "READINGS", "features", "head_columns", "head_block", "head_gradients", "canary_row", "record_contributions",
            "report_score", "run_estimates_audit", "load_estimates_audit"]
@@ -199,15 +202,17 @@ def run_estimates_audit(cfg: EstimatesAuditConfig) -> dict[str, Any]:
             s_out = _subset_sums(contrib[:n], n, cfg.estimate_samples, cfg.trials, rngs.generator(cfg, "out", i))
             s_in = _subset_sums(contrib, n + 1, cfg.estimate_samples, cfg.trials, rngs.generator(cfg, "in", i))
             inclusion = cfg.estimate_samples / (n + 1)
-        res = audit(s_out, s_in, delta=cfg.delta, confidence=cfg.confidence, seed=rngs.seed_sequence(cfg, "split", i))
+        res = joint_audit(s_out, s_in, delta=cfg.delta, gaussian=False, confidence=cfg.confidence,
+                          seed=rngs.seed_sequence(cfg, "split", i))
+        # deterministic reports have no spread: a Gaussian-shape estimate means nothing there
+        res["mu_estimate"] = res["mu_estimate"] if reading != "paper" else None
+        why = ("infinite: the report reveals the canary with probability "
+               f"{inclusion:.4g} > δ, (ε, δ)-DP for no finite ε")
         rows.append({"reading": reading, "records": n, "estimate_samples": n if reading == "paper" else cfg.estimate_samples,
                      "inclusion_probability": inclusion, "claimed_epsilon": claims["basic"],
-                     "claimed_epsilon_improved": claims["improved"], "empirical_epsilon_lower": res.epsilon_lower,
-                     "delta": cfg.delta, "confidence": cfg.confidence, "trials": cfg.trials, "gaussian": False,
-                     "mu_lower": res.mu_lower, "epsilon_from_mu": res.epsilon_from_mu,
-                     # deterministic reports have no spread: a Gaussian-shape estimate means nothing there
-                     "mu_estimate": res.mu_estimate if reading != "paper" else None,
-                     "fpr_upper": res.fpr_upper, "fnr_upper": res.fnr_upper,
+                     "claimed_epsilon_improved": claims["improved"], **res,
+                     "delta": cfg.delta, "trials": cfg.trials, "gaussian": False,
+                     **exact_fields(res["empirical_epsilon_lower"], None, "step", why),
                      "in_fraction_detected": float(np.mean(s_in > 0.5)), "out_fraction_detected": float(np.mean(s_out > 0.5)),
                      **roc_curve(s_out, s_in)})
     return {"rows": rows, "head_coordinates": int(grads.shape[1]),
