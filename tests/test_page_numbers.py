@@ -56,6 +56,15 @@ def test_no_page_shows_noise_digits_or_round_off(page, formats):
     assert not flags, "\n".join(f.line() for f in flags)
 
 
+def test_no_text_page_types_noise_digits_or_round_off():
+    """The ``.md`` pages (a part's index, the errata) have no outputs; their typed numbers are
+    read the same way."""
+    flags = [f"{page.relative_to(BOOK)}: {text!r}: {why}"
+             for page in sorted(BOOK.rglob("*.md")) if "_build" not in page.parts
+             for text, why in page_numbers.numbers_in(page.read_text(encoding="utf-8"))]
+    assert not flags, "\n".join(flags)
+
+
 def test_every_exemption_is_still_needed(formats):
     """An exemption that no page needs any more is removed, so that the list stays narrow."""
     seen = {(f.page, f.text) for page in _pages() if not page.startswith(PENDING)

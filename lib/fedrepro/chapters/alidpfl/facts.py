@@ -23,8 +23,8 @@ import numpy as np
 from fedrepro.alidpfl.setting import PAPER
 from fedrepro.report.prose import number_word, percent, power_of_ten, span
 
-__all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "reading_levels", "tau1_growth_facts", "experiments_facts", "level_facts",
-           "theory_facts", "accountant_errata_facts", "labels_facts", "table2_facts", "theory_errata_facts"]
+__all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "reading_levels", "tau1_growth_facts",
+           "experiments_facts", "level_facts", "theory_facts", "accountant_errata_facts", "labels_facts", "table2_facts", "theory_errata_facts"]
 
 #: The pages whose prose :func:`glued` serves (the notebook's name under ``book/alidpfl/``).
 PAGES: tuple[str, ...] = ("settings", "experiments", "theory")
@@ -135,10 +135,11 @@ def tau1_growth_facts(profile: str = "paper") -> dict[str, float]:
     growth between them (points), for every stored seed of the experiments chapter's tables
     (``seed<k>`` keys for each seed k, then the smallest, largest and mean growth and the
     highest accuracy at 317 over the seeds; ``seeds``: how many)."""
-    from fedrepro.chapters.alidpfl import settings, tables
+    from fedrepro.chapters.alidpfl import experiments, tables
 
-    it = settings.improved_iterations((_EPS_79, 2.0))
-    first, last = int(it["basic"][0]), int(it["basic"][1])
+    counts = {c["epsilon"]: c["iterations"] for c in experiments.cells(experiments.TablesConfig(profile=profile))
+              if c["table"] == "II"}  # R_c of ε = 1.55 and ε = 2 at the profile's scale
+    first, last = int(counts[_EPS_79]), int(counts[2.0])
     out: dict[str, float] = {"first_iterations": float(first), "last_iterations": float(last)}
     growth, ends = [], []
     for seed, result in sorted(tables.stored_seeds(profile, "spec").items()):
@@ -196,15 +197,16 @@ def level_facts(profile: str = "paper") -> dict[str, Any]:
     cells of the table (``cells_<table>``); for Table II also the cells where τ = 1 is among
     them (``tau1_level_II``); over the cells where ALI-DPFL runs on its own (R_s < R_c), how
     often it is lower than, level with or higher than the fixed τ of the highest mean
-    (``ali_cells``, ``ali_lower``, ``ali_level``, ``ali_higher``)."""
-    from fedrepro.chapters.alidpfl import tables
+    (``ali_cells``, ``ali_lower``, ``ali_level``, ``ali_higher``). With fewer than two stored
+    seeds only ``seeds`` is given."""
+    from fedrepro.chapters.alidpfl import experiments, tables
     from fedrepro.report.prose import compare_over_seeds, level_group
 
     seeds = tables.stored_seeds(profile, "spec")
+    out: dict[str, Any] = {"seeds": len(seeds)}
     if len(seeds) < 2:
-        raise ValueError(f"profile {profile!r} needs at least two stored seeds of the spec's reading, got {sorted(seeds)}")
+        return out  # one seed ranks nothing (the quick profile from an empty store)
     first = seeds[min(seeds)]
-    out: dict[str, Any] = {}
     for table in tables.TABLES:
         keys = tables.cell_keys(first, table)
         groups = []
@@ -215,8 +217,6 @@ def level_facts(profile: str = "paper") -> dict[str, Any]:
         out[f"lead_{table}"] = sorted(set.intersection(*groups))
         out[f"cells_{table}"] = len(keys)
         out[f"tau1_level_{table}"] = sum(1 in g for g in groups)
-    from fedrepro.chapters.alidpfl import experiments
-
     own = [tables.cell_key(c["table"], c["condition"], c["epsilon"])  # R_s >= R_c: ALI-DPFL is the τ = 1 run
            for c in experiments.cells(experiments.TablesConfig(profile=profile)) if c["rounds"] < c["iterations"]]
     verdicts = []
@@ -226,11 +226,12 @@ def level_facts(profile: str = "paper") -> dict[str, Any]:
         verdicts.append(compare_over_seeds([seeds[s]["table"][key]["ALI-DPFL"] for s in seeds], fixed[best]))
     out.update({"ali_cells": len(verdicts), "ali_lower": verdicts.count("lower"),
                 "ali_level": verdicts.count("level"), "ali_higher": verdicts.count("higher")})
-    out["seeds"] = len(seeds)
     return out
 
 
 def _taus_text(taus: list[int]) -> str:
+    if not taus:
+        return "none"
     return ", ".join(str(t) for t in taus[:-1]) + f" and {taus[-1]}" if len(taus) > 1 else str(taus[0])
 
 
@@ -405,22 +406,31 @@ def _settings_glued(profile: str) -> dict[str, str]:
     }
 
 
-def _experiments_glued(profile: str) -> dict[str, str]:
-    ex, t2, lv = experiments_facts(profile), table2_facts(profile), level_facts(profile)
-    return {
-        "alidpfl-ef-estimate-samples": f"{reading_facts(profile)['estimate_samples']:.0f}",
+def _level_glued(lv: dict[str, Any]) -> dict[str, str]:
+    names = ("lead-iii", "lead-iv", "lead-min-iii", "lead-min-iv", "ii-tau1-level", "ii-cells", "ali-lower",
+             "ali-level", "ali-cells", "ali-higher")
+    out = {"alidpfl-ef-level-seeds": number_word(lv["seeds"])}
+    if lv["seeds"] < 2:  # nothing to rank with one seed: the page says so where it would rank
+        return out | {f"alidpfl-ef-{n}": "(needs two seeds)" for n in names}
+    return out | {
         "alidpfl-ef-lead-iii": _taus_text(lv["lead_III"]),
         "alidpfl-ef-lead-iv": _taus_text(lv["lead_IV"]),
-        "alidpfl-ef-lead-min-iii": f"{lv['lead_III'][0]}",
-        "alidpfl-ef-lead-min-iv": f"{lv['lead_IV'][0]}",
+        "alidpfl-ef-lead-min-iii": _taus_text(lv["lead_III"][:1]),
+        "alidpfl-ef-lead-min-iv": _taus_text(lv["lead_IV"][:1]),
         "alidpfl-ef-ii-tau1-level": number_word(lv["tau1_level_II"]),
         "alidpfl-ef-ii-cells": number_word(lv["cells_II"]),
-        "alidpfl-ef-level-seeds": number_word(lv["seeds"]),
         "alidpfl-ef-ali-lower": number_word(lv["ali_lower"]),
         "alidpfl-ef-ali-level": number_word(lv["ali_level"]),
         "alidpfl-ef-ali-cells": number_word(lv["ali_cells"]),
         "alidpfl-ef-ali-higher": ("in none is it higher" if lv["ali_higher"] == 0
                                   else f"higher in {number_word(lv['ali_higher'])}"),
+    }
+
+
+def _experiments_glued(profile: str) -> dict[str, str]:
+    ex, t2, lv = experiments_facts(profile), table2_facts(profile), level_facts(profile)
+    return _level_glued(lv) | {
+        "alidpfl-ef-estimate-samples": f"{reading_facts(profile)['estimate_samples']:.0f}",
         "alidpfl-ef-first-rc": f"{ex['first_rc']:.0f}",
         "alidpfl-ef-code-work": f"{ex['code_work']:.1f}",
         "alidpfl-ef-code-runs": f"{ex['code_runs']:.0f}",
