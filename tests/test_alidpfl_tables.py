@@ -113,12 +113,35 @@ def test_table2_first_column_has_fewer_rounds_than_iterations():
 
 def test_improved_conversion_reads_the_tau1_curve_while_the_run_lasts():
     rounds = np.arange(10, 320, 10)
-    res = {"runs": {"tau-1": {"curve_rounds": rounds, "curve_accuracy": rounds / 1000}}}
-    frame = tables.improved_conversion_frame(res, epsilons=(1.55, 2.0))
-    assert frame.loc[1.55, "R_c basic"] == 79 and frame.loc[1.55, "acc. tau = 1 (%)"] == pytest.approx(7.0)
+    res = {"runs": {"tau-1": {"curve_rounds": rounds, "curve_accuracy": rounds / 1000,
+                              "eval_rounds": np.array([79, 317]), "eval_accuracy": np.array([0.55, 0.58])}}}
+    frame = tables.improved_conversion_frame(res, epsilons=(1.55, 1.65, 2.0))
+    assert frame.loc[1.55, "R_c basic"] == 79
+    # the full test set at exactly the count (Table II's value), the subset at the last curve point before it
+    assert frame.loc[1.55, "acc. tau = 1, full test (%)"] == pytest.approx(55.0)
+    assert frame.loc[1.55, "acc. tau = 1, subset (%)"] == pytest.approx(7.0)
+    assert frame.loc[2.0, "acc. tau = 1, full test (%)"] == pytest.approx(58.0)
+    assert np.isnan(frame.loc[1.65, "acc. tau = 1, full test (%)"])  # not evaluated at 122
     assert frame.loc[1.55, "R_c improved"] > 79
-    assert frame.loc[1.55, "acc. tau = 1 (%), improved"] == pytest.approx(frame.loc[1.55, "R_c improved"] // 10)
-    assert np.isnan(frame.loc[2.0, "acc. tau = 1 (%), improved"])  # beyond the run
+    assert frame.loc[1.55, "acc. tau = 1, subset, improved (%)"] == pytest.approx(frame.loc[1.55, "R_c improved"] // 10)
+    assert np.isnan(frame.loc[2.0, "acc. tau = 1, subset, improved (%)"])  # beyond the run
+
+
+@pytest.mark.stored
+def test_improved_conversion_table_shows_table_ii_value_at_79():
+    """The table's full-test τ = 1 entry at 79 iterations is Table II's (55.1 on seed 0), not
+    the 2,000-image subset's value at round 70 (54.2), which it shows in a column of its own."""
+    from fedrepro.core.cache import read_only
+
+    with read_only():
+        result = experiments.load_tables("paper")
+    frame = tables.improved_conversion_frame(result)
+    table_ii = result["table"][tables.cell_key("II", "Rs=2Rc", 1.55)]["tau=1"]
+    assert frame.loc[1.55, "acc. tau = 1, full test (%)"] == pytest.approx(table_ii)
+    run = result["runs"]["tau-1"]
+    subset_70 = 100 * float(np.asarray(run["curve_accuracy"])[list(run["curve_rounds"]).index(70)])
+    assert frame.loc[1.55, "acc. tau = 1, subset (%)"] == pytest.approx(subset_70)
+    assert round(table_ii, 1) == 55.1 and round(subset_70, 1) == 54.2
 
 
 def test_readings_frame_puts_each_reading_beside_the_paper():

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["number_word", "times_word", "span", "power_of_ten", "order_of_magnitude", "percent", "thousands",
-           "glue_coverage", "cross_document_glues", "stored_glues", "stored_glue_names"]
+           "compare_over_seeds", "ranking", "level_group", "glue_coverage", "cross_document_glues", "stored_glues", "stored_glue_names"]
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
           "twelve")
@@ -85,6 +85,56 @@ def percent(x: float) -> str:
 def thousands(n: int) -> str:
     """An integer with a comma between thousands (``50890`` → ``"50,890"``)."""
     return f"{int(n):,}"
+
+
+def _mean_sd(values: Iterable[float], name: str) -> tuple[float, float]:
+    v = [float(x) for x in values]
+    if len(v) < 2 or not all(math.isfinite(x) for x in v):
+        raise ValueError(f"{name} must hold at least two finite per-seed values, got {v!r}")
+    mean = sum(v) / len(v)
+    return mean, math.sqrt(sum((x - mean) ** 2 for x in v) / (len(v) - 1))
+
+
+def compare_over_seeds(a: Iterable[float], b: Iterable[float]) -> str:
+    """``"higher"``, ``"lower"`` or ``"level"``: entry ``a`` against entry ``b`` from their
+    per-seed values (at least two each).
+
+    The rule: ``a`` is higher (lower) than ``b`` only when its mean over the seeds exceeds
+    (falls short of) ``b``'s by more than the larger of the two entries' standard deviations
+    over the seeds (sample standard deviation, n − 1); otherwise the two are level. Why this
+    rule: the seeds' standard deviation is the scale on which the book tells its reader to read
+    a difference (how far one more run with another seed moves an entry); a difference smaller
+    than the scatter of either entry can be reversed by the next seed. With the three seeds the
+    pages have, twice the standard error of a mean (2·sd/√3 ≈ 1.15·sd) would be almost the same
+    threshold, but rests on a normal approximation that three values cannot support; the larger
+    sd is the plainer statement and does not shrink as seeds are added, since the question is
+    whether the entries differ by more than a run's scatter, not whether their means are
+    resolved."""
+    (ma, sa), (mb, sb) = _mean_sd(a, "a"), _mean_sd(b, "b")
+    threshold = max(sa, sb)
+    if ma - mb > threshold:
+        return "higher"
+    if mb - ma > threshold:
+        return "lower"
+    return "level"
+
+
+def ranking(name_a: str, a: Iterable[float], name_b: str, b: Iterable[float]) -> str:
+    """A sentence fragment ranking two entries by :func:`compare_over_seeds`:
+    ``"A is higher than B"``, ``"A is lower than B"`` or ``"A and B are level"``."""
+    verdict = compare_over_seeds(a, b)
+    return f"{name_a} and {name_b} are level" if verdict == "level" else f"{name_a} is {verdict} than {name_b}"
+
+
+def level_group(entries: dict[str, Iterable[float]]) -> list[str]:
+    """The entries (names of ``entries``: per-seed values) level with the entry of the highest
+    mean by :func:`compare_over_seeds`, that entry included, in the order of ``entries``: the
+    entries a page may call "best" together, since the seeds cannot rank them."""
+    values = {k: [float(x) for x in v] for k, v in entries.items()}
+    if not values:
+        raise ValueError("entries must not be empty")
+    top = max(values, key=lambda k: _mean_sd(values[k], k)[0])
+    return [k for k, v in values.items() if k == top or compare_over_seeds(values[top], v) == "level"]
 
 
 def glue_coverage(notebook: str | Path, glued: Iterable[str]) -> tuple[set[str], set[str]]:

@@ -23,8 +23,8 @@ import numpy as np
 from fedrepro.alidpfl.setting import PAPER
 from fedrepro.report.prose import number_word, percent, power_of_ten, span
 
-__all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "tau1_growth_facts", "experiments_facts",
-           "theory_facts", "accountant_errata_facts", "labels_facts", "table2_facts", "theory_errata_facts"]
+__all__ = ["PAGES", "glued", "accounting_facts", "reading_facts", "reading_levels", "tau1_growth_facts",
+           "experiments_facts", "level_facts", "theory_facts", "accountant_errata_facts", "labels_facts", "table2_facts", "theory_errata_facts"]
 
 #: The pages whose prose :func:`glued` serves (the notebook's name under ``book/alidpfl/``).
 PAGES: tuple[str, ...] = ("settings", "experiments", "theory")
@@ -71,8 +71,9 @@ def reading_facts(profile: str = "paper") -> dict[str, float]:
     """The reading study's numbers (stored seeds 0, 1, 2 of every reading): the clients' mean
     |D_i|; the public code's expected batch q·|D_i| at q = 0.05 and its step against the spec's
     (expected batch over the divisor 64); the step's bound ηC beside the noise; the per-sample
-    gradients of ALI-DPFL's estimates per client and round (2 × 512) and of the exact F_i (two
-    passes over D_i) and their ratio to the τ = 1 accounted ones (q·|D_i|); the paper's τ = 1
+    gradients of ALI-DPFL's estimates per client and round (2 × the records the stored Tables
+    II–IV runs estimated on, :func:`~fedrepro.chapters.alidpfl.settings.estimate_samples`) and of
+    the exact F_i (two passes over D_i) and their ratios to the τ = 1 accounted ones (q·|D_i|); the paper's τ = 1
     accuracy at ε = 1.55 (Table II) less the spec's and the non-private mean, the gain of η = 4
     over the spec's η = 0.5 (means over the seeds, points), and the largest
     |best over the curve − final accuracy| over the readings (means over the seeds, points)."""
@@ -86,7 +87,8 @@ def reading_facts(profile: str = "paper") -> dict[str, float]:
     q_spec, eta, clip = (float(plan[k].default) for k in ("q", "eta", "clip_norm"))
     q_code, divisor = _code_reading()
     batch = q_spec * size
-    u = unaccounted_evaluations(512, 1, batch)
+    samples = settings.estimate_samples(profile)
+    u = unaccounted_evaluations(samples, 1, batch)
     paper = settings.paper_level_79()
 
     def mean(reading: str, key: str = "final") -> float:
@@ -97,25 +99,61 @@ def reading_facts(profile: str = "paper") -> dict[str, float]:
 
     gaps = [abs(mean(r, "best") - mean(r)) for r in seeds[0]]
     return {"client_size": size, "code_batch": q_code * size, "code_step_ratio": q_code * size / divisor,
-            "step_bound": eta * clip, "unaccounted": float(u["unaccounted"]), "accounted": float(u["accounted"]),
+            "step_bound": eta * clip, "estimate_samples": float(samples), "unaccounted": float(u["unaccounted"]),
+            "accounted": float(u["accounted"]), "unaccounted_ratio": float(u["ratio"]),
             "full_passes": 2.0 * size, "full_ratio": 2.0 * size / batch,
             "spec_gap": paper - mean("spec"), "non_private_gap": paper - mean("non-private"),
             "eta4_gain": mean("eta-4") - mean("spec"),
             "best_gap_max": float(max(gaps))}
 
 
+def reading_levels(profile: str = "paper") -> dict[str, str]:
+    """How the settings page ranks readings against one another, by the seed-spread rule of
+    :func:`fedrepro.report.prose.compare_over_seeds` on the final accuracies of the stored seeds
+    (``"higher"``, ``"lower"`` or ``"level"``): clipping without noise against the spec's run,
+    each step size against the next smaller one (the spec's η = 0.5, then 1, 2, 4), and the
+    public code's Dirichlet partition against the spec's shards."""
+    from fedrepro.chapters.alidpfl import settings
+    from fedrepro.report.prose import compare_over_seeds
+
+    seeds = settings.load_seeds(profile)
+
+    def finals(reading: str) -> list[float]:
+        return [100 * float(seeds[k][reading]["eval_accuracy"][-1]) for k in sorted(seeds) if reading in seeds[k]]
+
+    steps = ("spec", "eta-1", "eta-2", "eta-4")
+    out = {"no_noise": compare_over_seeds(finals("no-noise"), finals("spec")),
+           "dirichlet": compare_over_seeds(finals("dirichlet"), finals("spec"))}
+    for lo, hi in zip(steps, steps[1:], strict=False):
+        out[f"{hi}_over_{lo}"] = compare_over_seeds(finals(hi), finals(lo))
+    return out
+
+
 def tau1_growth_facts(profile: str = "paper") -> dict[str, float]:
-    """τ = 1's accuracy (%) on the fixed 2,000-image test subset of the experiments chapter's
-    τ = 1 run (:func:`fedrepro.chapters.alidpfl.tables.improved_conversion_frame`) after R_c
-    at ε = 1.55 (79 iterations) and at the run's last budget (ε = 2, 317 iterations, the
-    paper's largest R_s), and the growth between them (points)."""
+    """τ = 1's accuracy (%) on the full 10k test set (the value Tables II–IV show) after R_c at
+    ε = 1.55 (79 iterations) and at ε = 2 (317 iterations, the paper's largest R_s), and the
+    growth between them (points), for every stored seed of the experiments chapter's tables
+    (``seed<k>`` keys for each seed k, then the smallest, largest and mean growth and the
+    highest accuracy at 317 over the seeds; ``seeds``: how many)."""
     from fedrepro.chapters.alidpfl import experiments, tables
 
-    frame = tables.improved_conversion_frame(experiments.load_tables(profile))
-    first, last = frame.iloc[0], frame.iloc[-1]
-    return {"first_iterations": float(first["R_c basic"]), "last_iterations": float(last["R_c basic"]),
-            "first": float(first["acc. tau = 1 (%)"]), "last": float(last["acc. tau = 1 (%)"]),
-            "growth": float(last["acc. tau = 1 (%)"] - first["acc. tau = 1 (%)"])}
+    counts = {c["epsilon"]: c["iterations"] for c in experiments.cells(experiments.TablesConfig(profile=profile))
+              if c["table"] == "II"}  # R_c of ε = 1.55 and ε = 2 at the profile's scale
+    first, last = int(counts[_EPS_79]), int(counts[2.0])
+    out: dict[str, float] = {"first_iterations": float(first), "last_iterations": float(last)}
+    growth, ends = [], []
+    for seed, result in sorted(tables.stored_seeds(profile, "spec").items()):
+        run = result["runs"]["tau-1"]
+        acc = {int(r): 100 * float(a) for r, a in zip(run["eval_rounds"], run["eval_accuracy"], strict=True)}
+        out[f"seed{seed}_first"], out[f"seed{seed}_last"] = acc[first], acc[last]
+        out[f"seed{seed}_growth"] = acc[last] - acc[first]
+        growth.append(acc[last] - acc[first])
+        ends.append(acc[last])
+    if not growth:
+        raise ValueError(f"profile {profile!r} has no stored tables result of the spec's reading")
+    out.update({"seeds": float(len(growth)), "growth_min": float(min(growth)), "growth_max": float(max(growth)),
+                "growth_mean": float(np.mean(growth)), "last_max": float(max(ends))})
+    return out
 
 
 def _tables(profile: str) -> dict[str, Any]:
@@ -150,6 +188,51 @@ def experiments_facts(profile: str = "paper") -> dict[str, float]:
             "median_range_max": float(spread.max()) if spread is not None else float("nan"),
             "iii_shortfall_min": float(shortfall.min()), "iii_shortfall_max": float(shortfall.max()),
             "misprint_dip": float(min(row[0], row[2]) - row[1])}
+
+
+def level_facts(profile: str = "paper") -> dict[str, Any]:
+    """Which fixed τ the stored seeds of the spec's reading can rank (:func:`fedrepro.report.prose.level_group`:
+    a difference counts only when it exceeds the larger standard deviation over the seeds):
+    per table, the fixed τ level with the best in every cell (``lead_<table>``, sorted) and the
+    cells of the table (``cells_<table>``); for Table II also the cells where τ = 1 is among
+    them (``tau1_level_II``); over the cells where ALI-DPFL runs on its own (R_s < R_c), how
+    often it is lower than, level with or higher than the fixed τ of the highest mean
+    (``ali_cells``, ``ali_lower``, ``ali_level``, ``ali_higher``). With fewer than two stored
+    seeds only ``seeds`` is given."""
+    from fedrepro.chapters.alidpfl import experiments, tables
+    from fedrepro.report.prose import compare_over_seeds, level_group
+
+    seeds = tables.stored_seeds(profile, "spec")
+    out: dict[str, Any] = {"seeds": len(seeds)}
+    if len(seeds) < 2:
+        return out  # one seed ranks nothing (the quick profile from an empty store)
+    first = seeds[min(seeds)]
+    for table in tables.TABLES:
+        keys = tables.cell_keys(first, table)
+        groups = []
+        for k in keys:
+            fixed = [m for m in first["table"][k] if m.startswith("tau=")]
+            groups.append({int(m.split("=")[1]) for m in level_group({m: [seeds[s]["table"][k][m] for s in seeds]
+                                                                      for m in fixed})})
+        out[f"lead_{table}"] = sorted(set.intersection(*groups))
+        out[f"cells_{table}"] = len(keys)
+        out[f"tau1_level_{table}"] = sum(1 in g for g in groups)
+    own = [tables.cell_key(c["table"], c["condition"], c["epsilon"])  # R_s >= R_c: ALI-DPFL is the τ = 1 run
+           for c in experiments.cells(experiments.TablesConfig(profile=profile)) if c["rounds"] < c["iterations"]]
+    verdicts = []
+    for key in own:
+        fixed = {m: [seeds[s]["table"][key][m] for s in seeds] for m in first["table"][key] if m.startswith("tau=")}
+        best = max(fixed, key=lambda m: float(np.mean(fixed[m])))
+        verdicts.append(compare_over_seeds([seeds[s]["table"][key]["ALI-DPFL"] for s in seeds], fixed[best]))
+    out.update({"ali_cells": len(verdicts), "ali_lower": verdicts.count("lower"),
+                "ali_level": verdicts.count("level"), "ali_higher": verdicts.count("higher")})
+    return out
+
+
+def _taus_text(taus: list[int]) -> str:
+    if not taus:
+        return "none"
+    return ", ".join(str(t) for t in taus[:-1]) + f" and {taus[-1]}" if len(taus) > 1 else str(taus[0])
 
 
 def theory_facts(profile: str = "paper") -> dict[str, float]:
@@ -270,13 +353,29 @@ def theory_errata_facts(profile: str = "paper") -> dict[str, float]:
             "eq8_noise": float(res["eq8"][0]), "eq8_bound": float(res["eq8"][1]), "eq11_h1": float(res["eq11"][0])}
 
 
+def _seed_ids(facts: dict[str, float]) -> list[int]:
+    return sorted(int(k[4:-7]) for k in facts if k.startswith("seed") and k.endswith("_growth"))
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else "".join(items)
+
+
 def _settings_glued(profile: str) -> dict[str, str]:
     acc, rd, gr = accounting_facts(), reading_facts(profile), tau1_growth_facts(profile)
+    lv = reading_levels(profile)
+    steps = [lv[k] for k in ("eta-1_over_spec", "eta-2_over_eta-1", "eta-4_over_eta-2")]
     ae, lb = accountant_errata_facts(profile), labels_facts(profile)
     return {
         "alidpfl-sf-epoch": f"{acc['epoch_steps']:.0f}",
         "alidpfl-sf-improved-ratio": span(acc["ratio_min"], acc["ratio_max"], ".1f"),
+        "alidpfl-sf-no-noise-level": {"level": "level with", "higher": "above", "lower": "below"}[lv["no_noise"]],
+        "alidpfl-sf-dirichlet-level": {"level": "level with", "higher": "above", "lower": "below"}[lv["dirichlet"]],
+        "alidpfl-sf-eta-steps": ("each above the step before it" if all(v == "higher" for v in steps)
+                                 else "not each above the step before it"),
+        "alidpfl-sf-estimate-samples": f"{rd['estimate_samples']:.0f}",
         "alidpfl-sf-unaccounted": f"{rd['unaccounted']:.0f}",
+        "alidpfl-sf-unaccounted-ratio": f"{rd['unaccounted_ratio']:.1f}",
         "alidpfl-sf-full-passes": f"{rd['full_passes']:,.0f}",
         "alidpfl-sf-full-ratio": f"{rd['full_ratio']:.0f}",
         "alidpfl-sf-step-bound": f"{rd['step_bound']:g}",
@@ -286,7 +385,10 @@ def _settings_glued(profile: str) -> dict[str, str]:
         "alidpfl-sf-code-eps-improved": f"{acc['code_eps_improved']:.2f}",
         "alidpfl-sf-best-gap": f"{rd['best_gap_max']:.1f}",
         "alidpfl-sf-improved-iterations": f"{acc['rc_improved']:.0f}",
-        "alidpfl-sf-tau1-growth": f"{gr['growth']:.1f}",
+        "alidpfl-sf-tau1-growth": span(gr["growth_min"], gr["growth_max"], ".1f"),
+        "alidpfl-sf-tau1-growth-seeds": _listed([f"{gr[f'seed{k}_growth']:.1f}" for k in _seed_ids(gr)]),
+        "alidpfl-sf-tau1-seeds": _listed([str(k) for k in _seed_ids(gr)]),
+        "alidpfl-sf-tau1-last-max": f"{gr['last_max']:.1f}",
         "alidpfl-sf-epoch-steps": f"{acc['epoch_steps_rc']:,.0f}",
         # cited by the part's index and the errata
         "alidpfl-sf-spec-gap": f"{rd['spec_gap']:.1f}",
@@ -304,9 +406,31 @@ def _settings_glued(profile: str) -> dict[str, str]:
     }
 
 
+def _level_glued(lv: dict[str, Any]) -> dict[str, str]:
+    names = ("lead-iii", "lead-iv", "lead-min-iii", "lead-min-iv", "ii-tau1-level", "ii-cells", "ali-lower",
+             "ali-level", "ali-cells", "ali-higher")
+    out = {"alidpfl-ef-level-seeds": number_word(lv["seeds"])}
+    if lv["seeds"] < 2:  # nothing to rank with one seed: the page says so where it would rank
+        return out | {f"alidpfl-ef-{n}": "(needs two seeds)" for n in names}
+    return out | {
+        "alidpfl-ef-lead-iii": _taus_text(lv["lead_III"]),
+        "alidpfl-ef-lead-iv": _taus_text(lv["lead_IV"]),
+        "alidpfl-ef-lead-min-iii": _taus_text(lv["lead_III"][:1]),
+        "alidpfl-ef-lead-min-iv": _taus_text(lv["lead_IV"][:1]),
+        "alidpfl-ef-ii-tau1-level": number_word(lv["tau1_level_II"]),
+        "alidpfl-ef-ii-cells": number_word(lv["cells_II"]),
+        "alidpfl-ef-ali-lower": number_word(lv["ali_lower"]),
+        "alidpfl-ef-ali-level": number_word(lv["ali_level"]),
+        "alidpfl-ef-ali-cells": number_word(lv["ali_cells"]),
+        "alidpfl-ef-ali-higher": ("in none is it higher" if lv["ali_higher"] == 0
+                                  else f"higher in {number_word(lv['ali_higher'])}"),
+    }
+
+
 def _experiments_glued(profile: str) -> dict[str, str]:
-    ex, t2 = experiments_facts(profile), table2_facts(profile)
-    return {
+    ex, t2, lv = experiments_facts(profile), table2_facts(profile), level_facts(profile)
+    return _level_glued(lv) | {
+        "alidpfl-ef-estimate-samples": f"{reading_facts(profile)['estimate_samples']:.0f}",
         "alidpfl-ef-first-rc": f"{ex['first_rc']:.0f}",
         "alidpfl-ef-code-work": f"{ex['code_work']:.1f}",
         "alidpfl-ef-code-runs": f"{ex['code_runs']:.0f}",

@@ -35,7 +35,7 @@ from fedrepro.experiments.alidpfl.settings import (  # noqa: F401
 from fedrepro.privacy.budget import max_steps_bisection
 
 __all__ = ["READINGS", "ReadingConfig", "ReadingSeedsConfig", "run_reading", "load_reading", "load_seeds",
-           "improved_iterations", "public_code_iterations", "epoch_steps", "reading_frame", "seeds_frame",
+           "improved_iterations", "public_code_iterations", "epoch_steps", "estimate_samples", "reading_frame", "seeds_frame",
            "SPREAD_SEEDS"]
 
 def improved_iterations(epsilons: tuple[float, ...] = (1.55, 1.75, 2.0), q: float = PAPER.q,
@@ -158,9 +158,19 @@ def figure_curves(results: dict[str, dict[str, Any]]):
     return fig
 
 
-def unaccounted_frame(estimate_samples: int = 512, expected_batch: float = 90.0):
+def estimate_samples(profile: str = "paper") -> int:
+    """Records per client on which ALI-DPFL's estimates ran in the stored Tables II–IV runs
+    (seed 0 of the experiments chapter), read from their stored counts
+    (:func:`fedrepro.chapters.alidpfl.tables.estimate_samples_used`)."""
+    from fedrepro.chapters.alidpfl import experiments, tables
+
+    return tables.estimate_samples_used(experiments.load_tables(profile))
+
+
+def unaccounted_frame(estimate_samples: int, expected_batch: float = 90.0):
     """Per client and round, the gradient evaluations of ALI-DPFL's estimates that the
-    accountant does not charge, beside the DP-SGD ones it charges, for τ = 1, 2, 5."""
+    accountant does not charge (on ``estimate_samples`` records, :func:`estimate_samples`
+    for the stored runs), beside the DP-SGD ones it charges, for τ = 1, 2, 5."""
     import pandas as pd
 
     from fedrepro.alidpfl.tau_rule import unaccounted_evaluations

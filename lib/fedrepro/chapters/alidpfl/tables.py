@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 __all__ = ["TOLERANCE", "TABLES", "Table", "parse_column", "paper_table", "cell_keys", "ours_frame",
            "diff_frame", "best_fixed", "tau1_optimal", "ali_vs_fixed", "ali_vs_tau1", "argmax_spread",
            "tau_sequences_rise", "iterations_used", "noise_batch", "figure_accuracy_vs_tau", "figure_tau_sequences",
-           "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "seeds_frame", "seeds_spread_frame", "summary_counts",
+           "figure_curves", "budget_frame", "unaccounted_frame", "tau_rule_replay", "rules_frame", "improved_conversion_frame", "estimate_samples_used", "seeds_frame", "seeds_spread_frame", "summary_counts",
            "stored_tables", "stored_seeds", "readings_frame", "readings_summary_frame", "ali_margin",
            "authors_code_summary"]
 
@@ -255,14 +255,20 @@ def improved_conversion_frame(result: Mapping[str, Any],
                               epsilons: Sequence[float] = (1.55, 1.65, 1.75, 1.85, 2.0)) -> pd.DataFrame:
     """The "improved RDP conversion" reading without an extra run: the iterations each ε buys
     under the basic (paper) and the improved (public code) conversion, and τ = 1's accuracy
-    after that many iterations, read from the τ = 1 run's curve (fixed 2,000-image subset;
-    the last curve point at or before the count, while the run lasts)."""
+    after them. ``full test`` is the accuracy on the full 10k test set at exactly the basic
+    count (the value Tables II–IV show, read from the τ = 1 run's evaluations; NaN where the run
+    was not evaluated there); ``subset`` columns are read from the run's curve on the fixed
+    2,000-image test subset (the last curve point at or before the count, while the run lasts:
+    the curve is sampled every 10 rounds, so 79 reads round 70), the only reading the improved
+    counts have, and the basic count's subset value is beside it for a like-for-like comparison."""
     import pandas as pd
 
     from fedrepro.chapters.alidpfl.settings import improved_iterations
 
     run = result["runs"]["tau-1"]
     rounds, acc = np.asarray(run["curve_rounds"]), 100 * np.asarray(run["curve_accuracy"])
+    evals = {int(r): 100 * float(a) for r, a in zip(run.get("eval_rounds", ()), run.get("eval_accuracy", ()),
+                                                    strict=True)}
     it = improved_iterations(tuple(epsilons))
 
     step = int(rounds[1] - rounds[0]) if rounds.size > 1 else 1
@@ -271,9 +277,27 @@ def improved_conversion_frame(result: Mapping[str, Any],
         sel = rounds <= n
         return float(acc[sel][-1]) if sel.any() and n < rounds.max() + step else np.nan
 
-    rows = [(e, b, at(b), i, at(i)) for e, b, i in zip(it["epsilon"], it["basic"], it["improved"], strict=True)]
-    return pd.DataFrame(rows, columns=["epsilon", "R_c basic", "acc. tau = 1 (%)", "R_c improved",
-                                       "acc. tau = 1 (%), improved"]).set_index("epsilon")
+    rows = [(e, b, evals.get(int(b), np.nan), at(b), i, at(i))
+            for e, b, i in zip(it["epsilon"], it["basic"], it["improved"], strict=True)]
+    return pd.DataFrame(rows, columns=["epsilon", "R_c basic", "acc. tau = 1, full test (%)",
+                                       "acc. tau = 1, subset (%)", "R_c improved",
+                                       "acc. tau = 1, subset, improved (%)"]).set_index("epsilon")
+
+
+def estimate_samples_used(result: Mapping[str, Any], clients: int = 10) -> int:
+    """The records per client on which the ALI-DPFL runs of a stored tables ``result``
+    estimated F_i and ∇F_i, read from their stored counts: ``unaccounted_gradients`` =
+    rounds × ``clients`` × 2 evaluations (at ŵ_i and at ŵ) × records. A ``ValueError`` when
+    the result holds no ALI-DPFL run or its runs disagree (a count that is not such a product)."""
+    per = set()
+    for name, res in result["runs"].items():
+        if name.startswith("ali-"):
+            denominator = int(res["rounds"]) * int(clients) * 2
+            count = int(res["unaccounted_gradients"])
+            per.add(count / denominator if denominator else float("nan"))
+    if len(per) != 1 or not float(next(iter(per))).is_integer():
+        raise ValueError(f"result must hold ALI-DPFL runs with one estimate size per client, got {sorted(per)}")
+    return int(per.pop())
 
 
 def unaccounted_frame(result: Mapping[str, Any]) -> pd.DataFrame:

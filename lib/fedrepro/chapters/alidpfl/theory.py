@@ -16,7 +16,7 @@ import numpy as np
 
 from fedrepro.alidpfl.checks import lemma3
 from fedrepro.experiments.alidpfl.theory import TheoryConfig, load_theory, run_theory  # noqa: F401
-from fedrepro.report.book import sig3
+from fedrepro.report.book import roundoff
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -24,6 +24,13 @@ if TYPE_CHECKING:
 
 __all__ = ["TheoryConfig", "run_theory", "load_theory", "summary_frame", "figure_theorem1",
            "figure_lemma3", "figure_x_minus_x3"]
+
+
+def _shown(x: float) -> str:
+    """A value of the summary: an exact 0 (a bound such as h(1) = 0) as ``"0"``, round-off
+    (below :data:`fedrepro.report.book.ROUNDOFF_FLOOR`) as ``"< 1e-10"``, else three
+    significant digits (:func:`fedrepro.report.book.roundoff`)."""
+    return "0" if x == 0 else roundoff(x)
 
 
 def summary_frame(res: dict[str, Any]) -> pd.DataFrame:
@@ -68,8 +75,8 @@ def summary_frame(res: dict[str, Any]) -> pd.DataFrame:
     e11 = res["eq11"]
     rows.append(("eq. (11) as printed", "h(1) vs 0", e11[0], 0.0, "fails" if e11[0] > 1e-12 else "holds"))
     frame = pd.DataFrame(rows, columns=["statement", "checked", "observed", "bound", "verdict"])
-    frame["observed"] = frame["observed"].map(sig3)
-    frame["bound"] = frame["bound"].map(sig3)
+    frame["observed"] = frame["observed"].map(_shown)
+    frame["bound"] = frame["bound"].map(_shown)
     return frame.set_index("statement")
 
 

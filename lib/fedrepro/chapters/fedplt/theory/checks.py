@@ -73,7 +73,7 @@ def verdict(checks_result: dict[str, Any], statement: str, variant: str) -> str:
     fails = u["n_fail"] + (0 if u["adversarial_holds"] else 1)
     return (f"{label}: {status} ({fails} failing of {u['n_applicable']} random applicable instances "
             f"and the adversarial search's best; {n_checked} evaluations); max observed/bound "
-            f"{sig3(u['max_ratio'])}, median {sig3(u['median_ratio'])}")
+            f"{roundoff(u['max_ratio'], RATIO_FLOOR)}, median {roundoff(u['median_ratio'], RATIO_FLOOR)}")
 
 
 #: Observed/bound ratios below this are printed as a bound (their digits are round-off).

@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from fedrepro.report.book import sig3
+from fedrepro.chapters.fedplt.theory.checks import RATIO_FLOOR
+from fedrepro.report.book import roundoff, sig3
 from fedrepro.report.scorecard import Outcome
 
 __all__ = ["CHECK_ITEMS", "outcomes"]
@@ -61,8 +62,8 @@ def _unit(result: dict[str, Any], statement: str, variant: str) -> dict[str, Any
 def _evidence(u: dict[str, Any]) -> str:
     fails = u["n_fail"] + (0 if u["adversarial_holds"] else 1)
     return (f"{fails} failing of {u['n_applicable']} random applicable instances plus an adversarial search "
-            f"({u['adversarial_evaluations']} evaluations); max observed/bound {sig3(u['max_ratio'])}, "
-            f"median {sig3(u['median_ratio'])}")
+            f"({u['adversarial_evaluations']} evaluations); max observed/bound {roundoff(u['max_ratio'], RATIO_FLOOR)}, "
+            f"median {roundoff(u['median_ratio'], RATIO_FLOOR)}")
 
 
 def _check_outcomes(checks: dict[str, Any], ce: dict[str, Any]) -> dict[str, Outcome]:
@@ -80,7 +81,7 @@ def _check_outcomes(checks: dict[str, Any], ce: dict[str, Any]) -> dict[str, Out
             reason += (f"; minimal counterexample: observed {sig3(c['paper']['observed'])} against the bound "
                        f"{sig3(c['paper']['bound'])} (see the errata page)")
         out[item] = Outcome(
-            ours=f"max observed/bound {sig3(u['max_ratio'])}", status=status, reason=reason, kind="check",
+            ours=f"max observed/bound {roundoff(u['max_ratio'], RATIO_FLOOR)}", status=status, reason=reason, kind="check",
             paper="fedplt", version=version, ref=ref, paper_value="the statement holds",
             tolerance="observed <= bound (tolerance stated with each check)")
     return out
