@@ -414,7 +414,8 @@ def test_the_pages_tables_of_ranks_and_of_budget_checks():
     assert ((ranks >= 1) & (ranks <= 5)).all().all()
     assert ranks.loc[t2.LABELS["dpfl"], "T2 (Fashion-MNIST CNN)"] == 1
     checks, table = rep.budget_checks(result), rep.budget_checks_table(result)
-    assert list(table.values()) == [int(checks["runs"]), int(checks["private_runs"]), checks["epsilon_gap"],
+    assert checks["epsilon_gap"] < 1e-9  # calibrated to 1e-9 relative: the table shows it as that bound
+    assert list(table.values()) == [int(checks["runs"]), int(checks["private_runs"]), "< 1e-09",
                                     checks["epsilon_ratio_max"], checks["budget_share_max"],
                                     checks["budget_share_min"]]
     assert 0 < table["smallest share of the uplink budget used"] <= table["largest share of the uplink budget used"] <= 1

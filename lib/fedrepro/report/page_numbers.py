@@ -122,8 +122,11 @@ def glue_formats(root: str | Path) -> dict[str, set[str]]:
 def shown_glue(plain: str, formats: set[str] | None) -> list[str]:
     """What the pages show of a glued value whose plain text (its ``repr``) is ``plain``: the
     value formatted with each format a page cites it with, when every citation formats a number
-    (``.1f``, ``.0%``, ``d``: the digits of the repr never reach the page); else the plain text
-    itself (a string's quotes removed), which a bare citation shows or a later page could cite."""
+    (``.1f``, ``.0%``, ``d``: the digits of the repr never reach the page); nothing when no page
+    cites it (a glue is recorded hidden: only a citation shows it); else the plain text itself (a
+    string's quotes removed), which a bare citation shows."""
+    if not formats:
+        return []
     text = plain.strip()
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
         return [text[1:-1]]

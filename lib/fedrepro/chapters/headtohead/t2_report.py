@@ -117,7 +117,7 @@ def budget_checks_table(result: dict[str, Any]) -> dict[str, float | int]:
     (the run counts as integers)."""
     c = budget_checks(result)
     return {"runs": int(c["runs"]), "private runs": int(c["private_runs"]),
-            "largest |ε spent / target − 1|": c["epsilon_gap"],
+            "largest |ε spent / target − 1|": common.roundoff(c["epsilon_gap"], common.CALIBRATION_TOLERANCE),
             "largest ε spent / target": c["epsilon_ratio_max"],
             "largest share of the uplink budget used": c["budget_share_max"],
             "smallest share of the uplink budget used": c["budget_share_min"]}
