@@ -93,9 +93,11 @@ def test_the_command_is_t1s_protocol(example_run):
               and r["epsilon_target"] == 4.0 and r["uplink_budget_bits"] == 2e7]
     mine = comparison.result["records"]
     assert len(mine) == len(theirs) == 1
-    for key in ("config", "noise_multiplier", "epsilon_spent", "rounds", "test_accuracy", "train_loss",
-                "sampled_records"):
+    for key in ("config", "noise_multiplier", "epsilon_spent", "rounds", "test_accuracy", "sampled_records"):
         assert mine[0][key] == theirs[0][key], key  # equal: the same computation, no tolerance
+    # the loss is a float32 sum whose order follows the BLAS threads of the process that ran it (the
+    # command ran in another process than this test): the same computation agrees to 1e-9 relative
+    assert mine[0]["train_loss"] == pytest.approx(theirs[0]["train_loss"], rel=1e-9)
 
 
 def test_an_interrupted_run_resumes_at_the_cell_it_stopped_in(tmp_path, monkeypatch):

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from fedrepro.core.cache import MissingResult, atomic_write_text, read_only, results_root, store_is_read_only
 from fedrepro.report import paper as paper_data
+from fedrepro.report.quiet import import_tqdm_quietly
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -303,6 +304,7 @@ def collect_outcomes(providers: Iterable[str] = PROVIDERS, *, compute: bool = Fa
     skipped (its items stay ``not-run``) and ``(provider, why)`` is appended to ``missing``
     when a list is given.
     """
+    import_tqdm_quietly()  # before any provider's dataset loader (the report page compares stderr)
     merged: dict[str, Outcome] = {}
     for spec in providers:
         module_name, _, func = spec.partition(":")

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from fedrepro.alidpfl.setting import PAPER
+from fedrepro.chapters.alidpfl.conversions import improved_iterations
 from fedrepro.experiments.alidpfl.settings import (  # noqa: F401
     CHAPTER_READINGS,
     READINGS,
@@ -32,20 +33,10 @@ from fedrepro.experiments.alidpfl.settings import (  # noqa: F401
     public_code_iterations,
     run_reading,
 )
-from fedrepro.privacy.budget import max_steps_bisection
 
 __all__ = ["READINGS", "ReadingConfig", "ReadingSeedsConfig", "run_reading", "load_reading", "load_seeds",
            "improved_iterations", "public_code_iterations", "epoch_steps", "estimate_samples", "reading_frame", "seeds_frame",
            "SPREAD_SEEDS"]
-
-def improved_iterations(epsilons: tuple[float, ...] = (1.55, 1.75, 2.0), q: float = PAPER.q,
-                        sigma: float = PAPER.sigma, delta: float = PAPER.delta) -> dict[str, list[int]]:
-    """R_c by the bisection under the basic (paper) and the improved (public code) conversion."""
-    return {"epsilon": list(epsilons),
-            "basic": [max_steps_bisection(e, q, sigma, delta) for e in epsilons],
-            "improved": [max_steps_bisection(e, q, sigma, delta, conversion="improved")
-                         for e in epsilons]}
-
 
 def epoch_steps(iterations: int, q: float = PAPER.q) -> int:
     """DP-SGD steps in ``iterations`` local epochs of 1/q Poisson steps each."""

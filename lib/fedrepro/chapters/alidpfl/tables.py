@@ -263,7 +263,7 @@ def improved_conversion_frame(result: Mapping[str, Any],
     counts have, and the basic count's subset value is beside it for a like-for-like comparison."""
     import pandas as pd
 
-    from fedrepro.chapters.alidpfl.settings import improved_iterations
+    from fedrepro.chapters.alidpfl.conversions import improved_iterations
 
     run = result["runs"]["tau-1"]
     rounds, acc = np.asarray(run["curve_rounds"]), 100 * np.asarray(run["curve_accuracy"])
