@@ -55,6 +55,31 @@ __all__ = ["sgd_steps", "DPFLCeiling", "FedPAQCeiling", "FedPLTCeiling", "pooled
            "clip_update", "DPFedAvgClient", "server_step", "run_client_level"]
 
 
+class _Curve:
+    """The evaluation marks of a driver: the accuracy and loss at each mark (and at the first
+    non-finite model, where the run stops), padded with NaN to one value per mark."""
+
+    def __init__(self, problem: SoftmaxProblem, total: int, eval_rounds: int) -> None:
+        self.problem = problem
+        self.marks = sorted({max(1, round(total * (k + 1) / eval_rounds)) for k in range(eval_rounds)})
+        self.acc: list[float] = []
+        self.loss: list[float] = []
+
+    def record(self, k: int, x: np.ndarray) -> bool:
+        """Evaluates ``x`` after step/round ``k`` (0-based) where due; True when ``x`` is not finite."""
+        finite = bool(np.isfinite(x).all())
+        if k + 1 in self.marks or not finite:
+            a, lo = _evaluate(self.problem, x)
+            self.acc.append(a)
+            self.loss.append(lo)
+        return not finite
+
+    def fields(self) -> dict[str, np.ndarray]:
+        pad = [math.nan] * (len(self.marks) - len(self.acc))
+        return {"eval_rounds": np.asarray(self.marks), "test_accuracy": np.asarray(self.acc + pad),
+                "train_loss": np.asarray(self.loss + pad)}
+
+
 def _sample(rng: np.random.Generator, start: int, n: int, rate: float) -> np.ndarray:
     """Poisson sample of the rows ``start .. start + n - 1`` at ``rate`` (n uniforms)."""
     return start + np.flatnonzero(rng.random(n) < rate)
@@ -272,29 +297,21 @@ def run_central(problem: SoftmaxProblem, algorithm: CentralDPSGD, *, epsilon: fl
     ss = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
     rng = np.random.default_rng(ss)
     steps = algorithm.steps
-    marks = sorted({max(1, round(steps * (k + 1) / eval_rounds)) for k in range(eval_rounds)})
+    curve = _Curve(problem, steps, eval_rounds)
     x = np.zeros((N_FEATURES, N_CLASSES))
-    acc, loss, sampled, diverged, run_steps = [], [], 0, False, 0
+    sampled, diverged, run_steps = 0, False, 0
     for k in range(steps):
         run_steps = k + 1
         x, s = algorithm.step(data, x, sigma, rng)
         sampled += s
-        finite = bool(np.isfinite(x).all())
-        if k + 1 in marks or not finite:
-            a, lo = _evaluate(problem, x)
-            acc.append(a)
-            loss.append(lo)
-        if not finite:
+        if curve.record(k, x):
             diverged = True
             break
-    acc += [math.nan] * (len(marks) - len(acc))
-    loss += [math.nan] * (len(marks) - len(loss))
     return {"rounds": steps, "rounds_run": run_steps, "uplink_bits": 0.0, "downlink_bits": 0.0, "message_bits": 0.0,
             "participations": steps, "noise_multiplier": sigma,
             "epsilon_spent": accounting.epsilon(plan, sigma, delta),
-            "epsilon_spent_rdp": accounting.epsilon(plan, sigma, delta, "rdp"), "eval_rounds": np.asarray(marks),
-            "test_accuracy": np.asarray(acc), "train_loss": np.asarray(loss), "sampled_records": sampled,
-            "diverged": diverged}
+            "epsilon_spent_rdp": accounting.epsilon(plan, sigma, delta, "rdp"), **curve.fields(),
+            "sampled_records": sampled, "diverged": diverged}
 
 
 # ----------------------------------------------------------------------------- client-level DP-FedAvg
@@ -385,10 +402,10 @@ def run_client_level(problem: SoftmaxProblem, algorithm: DPFedAvgClient, *, epsi
     sampling_ss, run_ss = ss.spawn(2)
     sampling = np.random.default_rng(sampling_ss)
     rng = np.random.default_rng(run_ss)
-    marks = sorted({max(1, round(rounds * (k + 1) / eval_rounds)) for k in range(eval_rounds)})
+    curve = _Curve(problem, rounds, eval_rounds)
     x = np.zeros((N_FEATURES, N_CLASSES))
     counts = np.zeros(n, dtype=np.int64)
-    acc, loss, sampled, diverged, rounds_run = [], [], 0, False, 0
+    sampled, diverged, rounds_run = 0, False, 0
     for k in range(rounds):
         rounds_run = k + 1
         clients = np.flatnonzero(sampling.random(n) < q)
@@ -400,20 +417,12 @@ def run_client_level(problem: SoftmaxProblem, algorithm: DPFedAvgClient, *, epsi
             sampled += s
         stacked = np.stack(updates) if updates else np.zeros((0, N_FEATURES, N_CLASSES))
         x = server_step(x, stacked, clip=algorithm.clip, noise_multiplier=sigma, expected_clients=q * n, rng=rng)
-        finite = bool(np.isfinite(x).all())
-        if k + 1 in marks or not finite:
-            a, lo = _evaluate(problem, x)
-            acc.append(a)
-            loss.append(lo)
-        if not finite:
+        if curve.record(k, x):
             diverged = True
             break
-    acc += [math.nan] * (len(marks) - len(acc))
-    loss += [math.nan] * (len(marks) - len(loss))
     sent = int(counts.sum())
     return {"rounds": rounds, "rounds_run": rounds_run, "uplink_bits": sent * bits, "downlink_bits": sent * bits,
             "message_bits": bits, "participations": int(counts.max()), "noise_multiplier": sigma,
             "epsilon_spent": accounting.epsilon(plan, sigma, delta),
-            "epsilon_spent_rdp": accounting.epsilon(plan, sigma, delta, "rdp"), "eval_rounds": np.asarray(marks),
-            "test_accuracy": np.asarray(acc), "train_loss": np.asarray(loss), "sampled_records": sampled,
-            "diverged": diverged}
+            "epsilon_spent_rdp": accounting.epsilon(plan, sigma, delta, "rdp"), **curve.fields(),
+            "sampled_records": sampled, "diverged": diverged}

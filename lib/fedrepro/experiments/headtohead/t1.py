@@ -33,7 +33,7 @@ from fedrepro.core.profiles import check_profile
 from fedrepro.headtohead import algorithms as alg
 from fedrepro.headtohead.tasks import t1_problems
 
-__all__ = ["GRIDS", "T1Config", "cells", "unit_name", "grid_of", "tune_and_run", "records",
+__all__ = ["GRIDS", "T1Config", "cells", "unit_name", "grid_of", "tune_and_run", "records", "combine_cells",
            "load_t1"]
 
 
@@ -198,17 +198,21 @@ def records(config: T1Config, name: str, cell: dict[str, Any]) -> list[dict[str,
              "config": selected} for r in cell["runs"]]
 
 
-def _combine(config: T1Config, units: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """One record per (task, algorithm, ε, budget, seed) (:func:`records`), and the tuning
-    table of every cell."""
+def combine_cells(config: T1Config, cells: list[dict[str, Any]]) -> dict[str, Any]:
+    """One record per (task, algorithm, ε, budget, seed) of the computed ``cells``, in their
+    order (:func:`records`), and the tuning table of every cell."""
     out, tuning = [], []
-    for unit in _units(config):
-        u = units[unit]
+    for u in cells:
         out += records(config, u["algorithm"], u)
         tuning.append({"algorithm": u["algorithm"], "epsilon_target": u["epsilon_target"],
                        "uplink_budget_bits": u["uplink_budget_bits"], "selected": u["selected"],
                        "candidates": u["tuning"]})
     return {"records": out, "tuning": tuning}
+
+
+def _combine(config: T1Config, units: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """:func:`combine_cells` over the units in their order."""
+    return combine_cells(config, [units[u] for u in _units(config)])
 
 
 def load_t1(profile: str = "paper") -> dict[str, Any]:

@@ -40,7 +40,7 @@ import numpy as np
 
 from fedrepro.core.cache import ExperimentConfig, run_units
 from fedrepro.core.profiles import check_profile
-from fedrepro.experiments.headtohead.t1 import T1Config, _config_dict, _grid, records, unit_name
+from fedrepro.experiments.headtohead.t1 import T1Config, _config_dict, _grid, combine_cells, unit_name
 from fedrepro.headtohead import algorithms as alg
 from fedrepro.headtohead import baselines as base
 from fedrepro.headtohead.tasks import t1_problems
@@ -180,15 +180,7 @@ def _run_unit(config: T1BaselinesConfig, unit: str) -> dict[str, Any]:
 def _combine(config: T1BaselinesConfig, units: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """T1's records (:func:`fedrepro.experiments.headtohead.t1.records`, the same fields) and
     tuning tables of every baseline cell."""
-    protocol = config.protocol()
-    out, tuning = [], []
-    for unit in _units(config):
-        u = units[unit]
-        out += records(protocol, u["algorithm"], u)
-        tuning.append({"algorithm": u["algorithm"], "epsilon_target": u["epsilon_target"],
-                       "uplink_budget_bits": u["uplink_budget_bits"], "selected": u["selected"],
-                       "candidates": u["tuning"]})
-    return {"records": out, "tuning": tuning}
+    return combine_cells(config.protocol(), [units[u] for u in _units(config)])
 
 
 def load_t1_baselines(profile: str = "paper") -> dict[str, Any]:
