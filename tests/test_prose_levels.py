@@ -60,3 +60,28 @@ def test_the_stored_table_iv_cell_is_worded_level():
     assert 0 < diff < max(np.std(vals["tau=9"], ddof=1), np.std(vals["tau=5"], ddof=1))
     assert prose.compare_over_seeds(vals["tau=9"], vals["tau=5"]) == "level"
     assert prose.compare_over_seeds(vals["tau=5"], vals["tau=3"]) == "higher"
+
+
+def test_the_rule_on_summaries_matches_the_rule_on_seeds():
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        a, b = rng.normal(0, 1, 3), rng.normal(rng.normal(0, 1), rng.uniform(0.1, 2), 3)
+        expected = prose.compare_over_seeds(a, b)
+        got = prose.compare_summaries(a.mean(), a.std(ddof=1), b.mean(), b.std(ddof=1))
+        assert got == expected
+    assert prose.compare_summaries(88.52, 0.2, 88.2, 0.2) == "higher"  # 0.32 > 0.2
+    assert prose.compare_summaries(88.3, 0.2, 88.2, 0.15) == "level"  # 0.1 < 0.2
+    with pytest.raises(ValueError, match="sd_b"):
+        prose.compare_summaries(1.0, 0.1, 1.0, float("nan"))
+    with pytest.raises(ValueError, match="standard deviations must be >= 0"):
+        prose.compare_summaries(1.0, -0.1, 1.0, 0.1)
+
+
+def test_the_baselines_gaps_follow_the_rule():
+    from fedrepro.chapters.headtohead import baselines
+
+    assert baselines._gap(0.9, 0.002, 0.8997, 0.002) == "+0.0 (level)"  # 0.03 pts < 0.2 pts
+    assert baselines._gap(0.9, 0.002, 0.89, 0.002) == "+1.0"  # 1 pt > 0.2 pts
+    assert baselines._gap(float("nan"), 0.0, 0.9, 0.0) == "—"
+    with pytest.raises(ValueError, match="verdict"):
+        baselines.verdict_phrase("better")

@@ -24,7 +24,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["number_word", "times_word", "span", "power_of_ten", "order_of_magnitude", "percent", "thousands",
-           "compare_over_seeds", "ranking", "level_group", "glue_coverage", "cross_document_glues", "stored_glues", "stored_glue_names"]
+           "compare_over_seeds", "compare_summaries", "ranking", "level_group", "glue_coverage", "cross_document_glues", "stored_glues", "stored_glue_names"]
 
 _WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
           "twelve")
@@ -111,7 +111,20 @@ def compare_over_seeds(a: Iterable[float], b: Iterable[float]) -> str:
     whether the entries differ by more than a run's scatter, not whether their means are
     resolved."""
     (ma, sa), (mb, sb) = _mean_sd(a, "a"), _mean_sd(b, "b")
-    threshold = max(sa, sb)
+    return compare_summaries(ma, sa, mb, sb)
+
+
+def compare_summaries(mean_a: float, sd_a: float, mean_b: float, sd_b: float) -> str:
+    """:func:`compare_over_seeds`'s rule on the entries' means and seed standard deviations
+    (sample sd, n − 1) when the per-seed values are not at hand: ``"higher"``, ``"lower"`` or
+    ``"level"``."""
+    values = {"mean_a": mean_a, "sd_a": sd_a, "mean_b": mean_b, "sd_b": sd_b}
+    for name, v in values.items():
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise ValueError(f"{name} must be a finite number, got {v!r}")
+    if sd_a < 0 or sd_b < 0:
+        raise ValueError(f"standard deviations must be >= 0, got {sd_a!r} and {sd_b!r}")
+    ma, mb, threshold = float(mean_a), float(mean_b), max(float(sd_a), float(sd_b))
     if ma - mb > threshold:
         return "higher"
     if mb - ma > threshold:

@@ -22,9 +22,10 @@ from fedrepro.experiments.headtohead.t1_baselines import (  # noqa: F401  (re-ex
     T1BaselinesConfig,
     load_t1_baselines,
 )
+from fedrepro.report.prose import compare_summaries
 
 __all__ = ["LABELS", "PRIVATE", "load", "comparison_frame", "baselines_table", "ceilings_table",
-           "figure_accuracy_vs_epsilon", "baselines_summary"]
+           "figure_accuracy_vs_epsilon", "baselines_summary", "baselines_verdicts", "verdict_phrase"]
 
 #: The private T1 algorithms (record level, no trusted party), in T1's order.
 PRIVATE: tuple[str, ...] = ("dp-fedsgd", "dpfl", "fedpaq", "fedpaq-q", "fed-plt")
@@ -83,15 +84,21 @@ def _pct(mean: float, sd: float) -> str:
     return "—" if not math.isfinite(mean) else f"{100 * mean:.1f} ± {100 * sd:.1f}"
 
 
-def _gap(a: float, b: float) -> str:
-    return "—" if not (math.isfinite(a) and math.isfinite(b)) else f"{100 * (a - b):+.1f}"
+def _gap(a: float, sd_a: float, b: float, sd_b: float) -> str:
+    """``a − b`` in points, with "(level)" where the difference does not exceed the larger of
+    the two seed standard deviations (:func:`fedrepro.report.prose.compare_summaries`)."""
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return "—"
+    level = compare_summaries(a, sd_a, b, sd_b) == "level"
+    return f"{100 * (a - b):+.1f}" + (" (level)" if level else "")
 
 
 def baselines_table(profile: str = "paper") -> Any:
     """The page's table: for each ε at T1's main budget, the best private T1 algorithm beside
     central DP-SGD, client-level DP-FedAvg and the non-private ceilings (test accuracy in %,
     mean ± standard deviation over the seeds), and each baseline's gap to the best private
-    algorithm in points (positive: the baseline is ahead)."""
+    algorithm in points (positive: the baseline is ahead; "(level)" where the difference does
+    not exceed the larger seed standard deviation, the book's rule)."""
     import pandas as pd
 
     t1_result, baselines = load(profile)
@@ -101,13 +108,13 @@ def baselines_table(profile: str = "paper") -> Any:
         rows.append({"ε": f"{r.epsilon:g}", "best private T1 algorithm": T1_LABELS[r.best_private],
                      "its accuracy (%)": _pct(r.private, r.private_sd),
                      "central DP-SGD (%)": _pct(r.central, r.central_sd),
-                     "central − private (pts)": _gap(r.central, r.private),
+                     "central − private (pts)": _gap(r.central, r.central_sd, r.private, r.private_sd),
                      "client-level DP-FedAvg (%)": _pct(r.client, r.client_sd),
-                     "client-level − private (pts)": _gap(r.client, r.private),
+                     "client-level − private (pts)": _gap(r.client, r.client_sd, r.private, r.private_sd),
                      "its ceiling (%)": _pct(r.own_ceiling, r.own_ceiling_sd),
-                     "its ceiling − private (pts)": _gap(r.own_ceiling, r.private),
+                     "its ceiling − private (pts)": _gap(r.own_ceiling, r.own_ceiling_sd, r.private, r.private_sd),
                      "best ceiling (%)": _pct(r.best_ceiling, r.best_ceiling_sd),
-                     "best ceiling − private (pts)": _gap(r.best_ceiling, r.private)})
+                     "best ceiling − private (pts)": _gap(r.best_ceiling, r.best_ceiling_sd, r.private, r.private_sd)})
     return pd.DataFrame(rows).set_index("ε")
 
 
@@ -170,4 +177,28 @@ def baselines_summary(profile: str = "paper") -> dict[str, float]:
             "central_gap_largest_epsilon": float(100 * (last["central"] - last["private"])),
             "client_gap_smallest_epsilon": float(100 * (first["client"] - first["private"])),
             "client_gap_largest_epsilon": float(100 * (last["client"] - last["private"])),
-            "ceiling_gap_largest_epsilon": float(100 * (last["best_ceiling"] - last["private"]))}
+            "ceiling_gap_largest_epsilon": float(100 * (last["best_ceiling"] - last["private"])),
+            "own_ceiling_gap_largest_epsilon": float(100 * (last["own_ceiling"] - last["private"]))}
+
+
+def baselines_verdicts(profile: str = "paper") -> dict[str, str]:
+    """The comparisons the prose words, by the seed-spread rule
+    (:func:`fedrepro.report.prose.compare_summaries`: ``"higher"``, ``"lower"`` or ``"level"``):
+    the best private algorithm's own ceiling and the best ceiling against it at the largest ε,
+    and central DP-SGD against it at the largest ε."""
+    t1_result, baselines = load(profile)
+    f = comparison_frame(t1_result, baselines, T1Config.for_profile(profile).budget_bits)
+    last = f.iloc[-1]
+    return {key: compare_summaries(last[col], last[f"{col}_sd"], last["private"], last["private_sd"])
+            for key, col in (("own_ceiling_largest_epsilon", "own_ceiling"),
+                             ("best_ceiling_largest_epsilon", "best_ceiling"),
+                             ("central_largest_epsilon", "central"))}
+
+
+def verdict_phrase(verdict: str) -> str:
+    """The words a page uses for a verdict of :func:`baselines_verdicts` (a baseline against the
+    best private algorithm)."""
+    phrases = {"higher": "the baseline is ahead", "lower": "the baseline is behind", "level": "the two are level"}
+    if verdict not in phrases:
+        raise ValueError(f"verdict must be one of {tuple(phrases)}, got {verdict!r}")
+    return phrases[verdict]
