@@ -221,3 +221,27 @@ def test_exact_fields_tightness_is_the_ratio():
     assert f["tightness"] == pytest.approx(0.32, rel=1e-15) and f["exact_epsilon"] == 2.5
     f = audit.exact_fields(0.8, math.inf, "training")
     assert f["tightness"] is None and f["exact_reason"] == "infinite"
+
+
+@pytest.mark.parametrize("gaussian_curve", [False, True])
+def test_joint_audit_of_separated_scores_reaches_the_closed_form_ceiling(gaussian_curve):
+    """Perfectly separated scores (60 per world, 30 evaluated): zero errors on the evaluated
+    half, so each rate's Clopper–Pearson bound is u = 1 − α^{1/30} with α = (1 − c_route)/2,
+    c_route = 1 − 0.05/routes; the rates route gives log((1 − δ − u)/u), the μ route
+    μ = 2Φ⁻¹(1 − u) and its ε at δ (Balle & Wang, mpmath); the report is their maximum."""
+    delta, conf, n = 1e-5, 0.95, 30
+    routes = 2 if gaussian_curve else 1
+    alpha = mpmath.mpf(0.05) / routes / 2
+    u = 1 - alpha ** (mpmath.mpf(1) / n)
+    eps_rates = mpmath.log((1 - delta - u) / u)
+    want = eps_rates
+    if gaussian_curve:
+        mu = 2 * mpmath.sqrt(2) * mpmath.erfinv(1 - 2 * u)
+        want = max(eps_rates, _mp_epsilon(delta, mu, 1.0))
+    out = audit.joint_audit(np.linspace(0.0, 1.0, 60), np.linspace(2.0, 3.0, 60), delta=delta,
+                            gaussian=gaussian_curve, confidence=conf, seed=4)
+    assert out["evaluated"] == n
+    # 1e-9 relative: scipy's beta quantile and Brent roots against mpmath
+    assert out["epsilon_ceiling"] == pytest.approx(float(want), rel=1e-9)
+    assert out["empirical_epsilon_lower"] == pytest.approx(float(want), rel=1e-9)
+    assert out["epsilon_lower_rates"] == pytest.approx(float(eps_rates), rel=1e-9)
