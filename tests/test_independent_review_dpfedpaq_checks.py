@@ -10,13 +10,16 @@ from __future__ import annotations
 import math
 
 import mpmath
+import numpy as np
 import pytest
 from dp_accounting import dp_event
 from dp_accounting.rdp import rdp_privacy_accountant as rdp
 
+from fedrepro.dpfedpaq import quantizer as qz
 from fedrepro.dpfedpaq import theorem1 as t1
 from fedrepro.dpfedpaq.checks import inequalities as ineq
 from fedrepro.dpfedpaq.checks import privacy as pchecks
+from fedrepro.dpfedpaq.checks import quantizer as qchecks
 
 mpmath.mp.dps = 50
 
@@ -194,3 +197,77 @@ def test_theorem1_as_printed_is_eq18_of_the_paper():
     out = t1.theorem1_bound(c, T, x0, variant="as_printed")
     assert out.total == pytest.approx(want, rel=1e-13)  # 1e-13 relative: six terms summed
     assert out.K == T // E
+
+
+# ------------------------------------------------------------------ quantizer checks (eq. 20)
+def _v(d=40, seed=3):
+    v = np.random.default_rng(seed).standard_normal(d)
+    v[5] = 0.0
+    return v
+
+
+def _p_loop(v, s):
+    """p_i = s|v_i|/‖v‖ − ⌊s|v_i|/‖v‖⌋ and ‖v‖, one coordinate at a time."""
+    norm = math.sqrt(sum(float(x) ** 2 for x in v))
+    return [s * abs(float(x)) / norm - math.floor(s * abs(float(x)) / norm) for x in v], norm
+
+
+def _replay(v, s, trials, seed, chunk=500):
+    """The check's Q_s(v) draws (the same generator, in its chunks): per-coordinate sums and
+    the summed squared errors, accumulated here coordinate by coordinate."""
+    rng = np.random.default_rng(seed)
+    total, sq, done = [0.0] * v.size, 0.0, 0
+    while done < trials:
+        m = min(chunk, trials - done)
+        q = qz.quantize(np.broadcast_to(v, (m, v.size)), s, rng)
+        for r in range(m):
+            for i in range(v.size):
+                total[i] += float(q[r, i])
+                sq += (float(q[r, i]) - float(v[i])) ** 2
+        done += m
+    return [x / trials for x in total], sq / trials
+
+
+@pytest.mark.parametrize("s", [2, 7])
+def test_quantizer_variance_and_unbiasedness_statistics_by_a_plain_loop(s):
+    v, trials = _v(), 1200
+    p, norm = _p_loop(v, s)
+    exact = (norm / s) ** 2 * sum(pi * (1 - pi) for pi in p)  # (‖v‖²/s²) Σ p_i(1 − p_i)
+    mean, mc = _replay(v, s, trials, 9)
+    se = math.sqrt((norm / s) ** 4 * sum(pi * (1 - pi) * (1 - 2 * pi) ** 2 for pi in p) / trials)
+    r = qchecks.check_variance(v, s, trials, np.random.default_rng(9))
+    assert r.details["exact"] == pytest.approx(exact, rel=1e-12)  # 1e-12 relative
+    assert r.details["monte_carlo"] == pytest.approx(mc, rel=1e-10)  # same draws, other summation order
+    assert r.observed == pytest.approx(abs(mc - exact) / se, rel=1e-6, abs=1e-9)
+    rho = float(np.float32(norm)) / norm  # the float32 norm the message carries
+    zs = [abs(mean[i] - rho * float(v[i])) / math.sqrt((norm / s) ** 2 * p[i] * (1 - p[i]) / trials)
+          for i in range(v.size) if p[i] * (1 - p[i]) > 0 and trials * min(p[i], 1 - p[i]) >= 5]
+    r = qchecks.check_unbiased(v, s, trials, np.random.default_rng(9))
+    assert r.observed == pytest.approx(max(zs), rel=1e-6)  # the largest z-score; 1e-6 relative
+    assert r.holds == (max(zs) <= 5.5)
+    # the exact mean of Q_s(v)_i is ρ·sign(v_i)(‖v‖/s)(⌊s|v_i|/‖v‖⌋ + p_i) = ρ·v_i (eq. 20)
+    for i in range(v.size):
+        lvl = math.floor(s * abs(float(v[i])) / norm)
+        assert math.copysign(norm / s * (lvl + p[i]), float(v[i])) == pytest.approx(float(v[i]), rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("d, s", [(40, 2), (40, 20), (7850, 16)])
+def test_quantizer_bounds_q_range_and_bits_by_hand(d, s):
+    v = _v(d)
+    p, norm = _p_loop(v, s)
+    exact = (norm / s) ** 2 * sum(pi * (1 - pi) for pi in p)
+    q = min(d / s**2, math.sqrt(d) / s)  # Assumption 4 for Q_s
+    l1 = sum(abs(float(x)) for x in v)
+    r = qchecks.check_variance_bound(v, s, "paper")
+    assert r.observed == pytest.approx(exact, rel=1e-10) and r.bound == pytest.approx(q * norm**2, rel=1e-12)
+    r = qchecks.check_variance_bound(v, s, "tight")
+    assert r.bound == pytest.approx(min(d / (4 * s * s), l1 / (s * norm)) * norm**2, rel=1e-12)
+    r = qchecks.check_q_range(d, s)
+    assert r.observed == pytest.approx(q, rel=1e-15) and r.holds == (q <= 1)
+    beta = d * mpmath.log(2 * s + 1, 2) + 32  # β(s) of eq. (11)
+    packed = 32 + int(mpmath.ceil(d * mpmath.log(2 * s + 1, 2)))  # a base-(2s+1) integer plus the norm
+    r = qchecks.check_bits(d, s, np.random.default_rng(1))
+    assert r.observed == packed and r.bound == pytest.approx(float(beta) + 1, rel=1e-14)  # exact bits
+    assert r.holds
+    r = qchecks.check_budget_identity(d, s, 2, 3, np.random.default_rng(2))
+    assert r.observed == r.bound == 2 * 3 * packed and r.holds  # exact: K·M fixed-length messages
