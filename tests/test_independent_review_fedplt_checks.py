@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from fedrepro.fedplt.algorithm import fixed_point
-from fedrepro.fedplt.checks import pep
+from fedrepro.fedplt.checks import jacobian, pep
+from fedrepro.fedplt.checks.accelerated import agd_worst_case
 from fedrepro.fedplt.checks.instances import quadratic_problem
 from fedrepro.fedplt.reference import fedplt_iteration_loop
 from fedrepro.problems import logistic_v2
@@ -103,3 +104,64 @@ def test_logistic_contraction_from_the_same_states_with_the_reference_loop():
         best = max(best, num / den)
     assert got == pytest.approx(best, rel=1e-9)  # 1e-9 relative: round-off of two implementations
     assert 0 < best < 1
+
+
+# ------------------------------------------------------------------ Jacobian of a round (logistic)
+FD_H, FD_RTOL = 1e-5, 1e-5  # central differences: truncation O(h²) on O(1) curvatures, round-off 1e-16/h
+
+
+def _fd_norm(problem, s, rho, Ne):
+    """‖J‖₂ of one round of the reference loop, by central differences and numpy's SVD."""
+    N, n = problem.N, problem.n
+    d = s.size
+
+    def T(v):
+        x1, z1, _ = fedplt_iteration_loop(v[:N * n].reshape(N, n), v[N * n:].reshape(N, n), problem, rho=rho, Ne=Ne)
+        return np.concatenate([x1.ravel(), z1.ravel()])
+    cols = []
+    for k in range(d):
+        e = np.zeros(d)
+        e[k] = FD_H
+        cols.append((T(s + e) - T(s - e)) / (2 * FD_H))
+    return np.linalg.svd(np.array(cols).T, compute_uv=False)[0]
+
+
+def test_max_jacobian_norm_and_proposition1_check_by_finite_differences_of_the_reference_loop():
+    inst = jacobian.JacobianInstance(N=2, rho=0.3, Ne=2, seed=1)
+    sampling = jacobian.StateSampling(radii=(0.1, 10.0), per_radius=2, restarts=0)
+    got = jacobian.max_jacobian_norm(inst, np.random.default_rng(3), sampling)
+    problem = inst.problem()
+    Xb, Zb = fixed_point(problem, inst.rho)
+    s_bar = np.concatenate([Xb.ravel(), Zb.ravel()])
+    rng = np.random.default_rng(3)  # the same states
+    norms = [_fd_norm(problem, s_bar, inst.rho, inst.Ne)]
+    for r in sampling.radii:
+        for _ in range(sampling.per_radius):
+            norms.append(_fd_norm(problem, s_bar + r * rng.standard_normal(s_bar.size), inst.rho, inst.Ne))
+    assert got.max_norm == pytest.approx(max(norms), rel=FD_RTOL)  # FD_RTOL relative
+    assert got.at_fixed_point == pytest.approx(norms[0], rel=FD_RTOL)
+    assert got.evaluations == len(norms)
+    res = jacobian.check_proposition1_logistic(inst, "paper", search=got)
+    step = 2 / (problem.lam_bar + problem.lam + 2 / inst.rho)
+    S = _S(problem.lam, problem.lam_bar, inst.rho, inst.Ne, step, corrected=False)
+    assert res.bound == pytest.approx(np.linalg.svd(S, compute_uv=False)[0], rel=1e-12)  # Proposition 1
+    assert res.observed == got.max_norm and res.holds == (got.max_norm <= res.bound * (1 + 1e-9))
+
+
+@pytest.mark.parametrize("kappa, ell", [(4.0, 8), (100.0, 30)])
+def test_agd_worst_case_by_running_agd_on_each_curvature(kappa, ell):
+    grid = 201
+    U, W = agd_worst_case(kappa, ell, grid)
+    beta = (math.sqrt(kappa) - 1) / (math.sqrt(kappa) + 1)
+    worst_x, worst_y = [0.0] * (ell + 1), [0.0] * (ell + 1)
+    for h in np.linspace(1.0, kappa, grid):  # f = h x²/2, step 1/κ (λ = 1, λ̄ = κ), x⁰ = y⁰ = 1
+        x_prev, y = 1.0, 1.0
+        worst_x[0] = worst_y[0] = 1.0
+        for step in range(1, ell + 1):
+            x = y - (h * y) / kappa  # gradient step from the extrapolated point
+            y = x + beta * (x - x_prev)  # momentum
+            x_prev = x
+            worst_x[step] = max(worst_x[step], abs(x))
+            worst_y[step] = max(worst_y[step], abs(y))
+    np.testing.assert_allclose(U, worst_x, rtol=1e-12)  # 1e-12 relative: the same scalar recursions
+    np.testing.assert_allclose(W, worst_y, rtol=1e-12)
