@@ -130,6 +130,8 @@ def test_a_whole_alidpfl_run_chooses_the_taus_of_the_paper_rule(data, monkeypatc
         assert rec["loss"] == pytest.approx(mine["loss"], rel=REL)
         for key in ("rho", "beta", "xi", "lam", "omega"):
             assert out["constants"][key][k] == pytest.approx(mine[key], rel=REL), (k, key)
+            # and the constants the rule was given (not only those the run records)
+            assert rec["constants"][key] == pytest.approx(mine[key], rel=REL), (k, key, "given to choose_tau")
         assert out["constants"]["feasible"][k] == mine["feasible"], k
         assert rec["tau"] == mine["tau"], k
         taus.append(mine["tau"])
