@@ -121,3 +121,29 @@ def test_stored_record_fields():
             assert key in r
         assert r["scope"] == "training" and r["steps"] == 79 and r["claimed_epsilon"] == 1.55
         assert r["empirical_epsilon_lower"] <= r["exact_epsilon"] < r["claimed_epsilon"]
+
+
+def test_the_audited_budget_is_table_two_s_cell():
+    from fedrepro.chapters.privacy_audit import training_alidpfl as view
+
+    assert view.rounds_of_budget(1.55) == 158
+    with pytest.raises(ValueError, match="epsilon"):
+        view.rounds_of_budget(1.0)
+
+
+@pytest.mark.skipif(not STORED.exists(), reason="the paper-profile result is not stored")
+def test_the_section_s_claims_hold_on_the_stored_results():
+    """What the page says: no DP-SGD record refutes the claim, the reduction's draws get closer
+    to the exact ε than the code's runs, and both whole-run estimate records (exact ε infinite,
+    scope training) refute the whole training's claim."""
+    from fedrepro.chapters.privacy_audit import training_alidpfl as view
+    from fedrepro.experiments.privacy.audit_estimates import load_estimates_audit
+
+    training = json.loads(STORED.read_text())["result"]
+    estimates = load_estimates_audit("paper")
+    facts = view.training_facts(training, estimates)
+    assert facts["n_refuted"] == 0
+    assert facts["reduction_tightness"] > facts["dpsgd_tightness"]
+    rows = view.estimate_rows(training, estimates)
+    assert all(r["scope"] == "training" and r["exact_epsilon"] is None for r in rows)
+    assert facts["n_estimates_refuted"] == 2

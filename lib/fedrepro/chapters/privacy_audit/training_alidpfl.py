@@ -19,6 +19,8 @@ import pandas as pd
 
 from fedrepro.alidpfl.budget import PAPER_CELLS, PAPER_ROUNDS
 from fedrepro.experiments.privacy.audit_training_alidpfl import (  # noqa: F401
+    _CLASSES,
+    POOL,
     RECORDS,
     TrainingAuditConfig,
     load_training_audit,
@@ -32,7 +34,7 @@ __all__ = ["TIGHTNESS_TARGET", "load_training_audit", "rounds_of_budget", "estim
 #: The tightness the whole-training audit aims at (bound / exact ε).
 TIGHTNESS_TARGET = 0.5
 
-_LABELS = {"dpsgd": "DP-SGD of one client, every step observed (softmax regression, 100 records)",
+_LABELS = {"dpsgd": "DP-SGD of one client, every step observed (reduced model)",
            "reduction": "exact 1-D reduction of the 79 composed steps"}
 _READINGS = {"paper": "paper: all records", "library": "library: 512-record subset"}
 
@@ -97,7 +99,7 @@ def training_frame(training: dict[str, Any], estimates: dict[str, Any]) -> pd.Da
 
 
 def training_facts(training: dict[str, Any], estimates: dict[str, Any]) -> dict[str, Any]:
-    """The numbers the section quotes: steps, rounds, the setting, the claims, the exact ε, each
+    """The numbers the section quotes: the reduced model and client (from the config), steps, rounds, the setting, the claims, the exact ε, each
     record's bound, tightness and ceiling, whether the tightness target is met, and the
     estimate reports' whole-run bounds and inclusion probabilities (with the probability that a
     subset redrawn every round would hold the canary in some round)."""
@@ -106,7 +108,10 @@ def training_facts(training: dict[str, Any], estimates: dict[str, Any]) -> dict[
     rounds = rounds_of_budget(float(dp["claimed_epsilon"]))
     est = {r["reading"]: r for r in estimate_rows(training, estimates)}
     p = est["library"]["inclusion_probability"]
+    cfg = TrainingAuditConfig()  # the stored result's config (a stale result is refused on load)
     out: dict[str, Any] = {
+        "records": cfg.records, "canary_norm_factor": cfg.canary_norm_factor,
+        "parameters": _CLASSES * ((28 // POOL) ** 2 + 1), "pooled_side": 28 // POOL,
         "steps": int(training["steps"]), "rounds": rounds, "q": float(dp["q"]), "sigma": float(dp["sigma"]),
         "clip": float(dp["clip"]), "delta": float(dp["delta"]), "claim": float(dp["claimed_epsilon"]),
         "claim_improved": float(dp["claimed_epsilon_improved"]), "exact": float(dp["exact_epsilon"]),
