@@ -115,6 +115,10 @@ def test_central_dpsgd_step_matches_a_plain_loop(problem, reference):
     out = cb.run_central(problem, algo, epsilon=2.0, delta=1e-5, uplink_budget_bits=1.0, clients_per_round=1,
                          seed=0, eval_rounds=2)
     assert out["rounds"] == out["rounds_run"] == out["participations"] == 2 and out["uplink_bits"] == 0
+    rng, z = np.random.default_rng(np.random.SeedSequence(0)), x0  # the driver runs the checked step T times
+    for _ in range(2):
+        z, _ = algo.step(data, z, out["noise_multiplier"], rng)
+    assert out["train_loss"][-1] == problem.loss(z) and out["test_accuracy"][-1] == problem.accuracy(z)
     assert out["epsilon_spent"] == pytest.approx(2.0, rel=1e-6) and out["epsilon_spent_rdp"] >= 2.0 * (1 - 1e-6)
     assert set(out) == set(alg.run(problem, ca.FedAvgCNN(local_steps=1), epsilon=None, delta=1e-5,
                                    uplink_budget_bits=3 * 32 * problem.dim, clients_per_round=3, seed=0,
@@ -151,6 +155,9 @@ def test_client_level_dpfedavg_matches_a_plain_loop(problem, reference):
             total += u * min(1.0, algo.clip / np.linalg.norm(u))
         x = x + (total + sigma * algo.clip * rng.standard_normal(x.size)) / (q * n_clients)
     assert out["uplink_bits"] == sent * bits and out["sampled_records"] == sampled
+    assert sent != 2 * m  # the realised clients differ from q·N: the fixed denominator is checked
+    # the driver's model, through its evaluation loss (float32 against float64 models: 1e-3 relative)
+    assert out["train_loss"][-1] == pytest.approx(problem.loss(x), rel=1e-3)
     want = [problem.accuracy(x)]
     # the model itself: rerun the driver's loop through the library's pieces on the same streams
     sampling, rng = np.random.default_rng(sampling_ss), np.random.default_rng(run_ss)
