@@ -36,12 +36,16 @@ configurations, one seed, ε = 4) and 1 pass for central DP-SGD; about a minute.
 Paper profile (not computed in this change), from the repository root:
 ``FEDREPRO_WORKERS=<cores> .venv/bin/python -c "from fedrepro.experiments.headtohead.t2_baselines
 import load_t2_baselines; load_t2_baselines('paper')"`` (the units run in parallel on
-``FEDREPRO_WORKERS`` processes; the CNN engine of T2 runs on the CPU). Cost, from the CNN
-step costs (one client's local step ≈ 0.033 s private, ≈ 0.024 s without clipping, on one
-core; central DP-SGD's step on 810 records ≈ 0.33 s): the tuning ≈ 36 min (ceilings 22, central
-9, client level 4.5), the final runs ≈ 27 min (ceilings at the three budgets 10, central 11,
-client level 5.5), plus the evaluations (6,000 or 10,000 records each): about 1¼ h on one
-unloaded core, roughly ten times that on a loaded shared machine.
+``FEDREPRO_WORKERS`` processes; the CNN engine of T2 runs on the CPU). 84 tuning units, then
+25 cells. Cost, measured at the paper profile on a shared 2-core AMD EPYC machine under a load
+of about 12: one tuning run of ``dp-fedsgd-ceiling`` (30 rounds of 10 one-step clients) 73 s,
+of ``dp-fedavg-client`` (the same, clipped and noised at the server) 157 s, of
+``central-dpsgd`` (133 steps on about 810 records) 641 s. From these: the tuning ≈ 6.7 h
+(ceilings 3.7, central 2.1, client level 0.9), the cells ≈ 7.6 h (ceilings at the three
+budgets with their test evaluations 2.0, central 2.7, client level 1.2), about 14 h of one
+such core in all. That machine's CNN step is 8-10 times slower than T2's benchmark figure
+(0.033 s per client DP-SGD step on an idle core), so about 1.5 h on one idle core, or 45 min
+on two workers.
 """
 
 from __future__ import annotations
