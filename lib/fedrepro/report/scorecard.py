@@ -20,6 +20,14 @@ Every ``miss`` carries a ``cause`` from :data:`CAUSES` and, unless the cause is 
 ``evidence``: the stored results (``<part>/<name>.json``, comma-separated) whose computation
 demonstrates it. ``open`` means not understood yet; its reason says what was tried.
 
+Every ``miss`` also carries the *strength* of its cause (``strength``, with ``reading``,
+``range`` and ``signed_distance`` where they apply; :mod:`fedrepro.report.strength`):
+``reproduced``, ``consistent``, ``excluded`` or ``open``, computed by one rule from the values
+the stated readings give for the item, which each part's *reading provider*
+(:data:`READING_PROVIDERS`) reads from the stored evidence. Evidence names stored results; where
+none applies it may name a test (``tests/<file>.py::<test>``) or a page section
+(``book/<page>#<anchor>``), and :func:`evidence_problems` checks that each exists.
+
 A provider that shows a value of the paper to be wrong (inconsistent with the paper's own
 recipe or with its other tables) reports it with ``cause=ERRATUM_CAUSE`` and its evidence:
 the item is then an ``erratum``, not a miss, and keeps the evidence (:func:`build`).

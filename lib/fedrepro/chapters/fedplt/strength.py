@@ -11,7 +11,8 @@ the value every stated reading gives in the item's unit (:class:`~fedrepro.repor
   problem each table is judged under (the others, and the rates of our tuning grid for v1
   Table II, span the range);
 * :func:`claim_readings`, the claims about v1 Fig. 3 and v1 Table II under the one reading
-  each group is judged under (whether each holds).
+  each group is judged under (whether each holds);
+* :func:`tuning_readings`, v2 Table IX and v1 C11 (the tuning chapter's readings).
 
 A time is a count of iterations times the cost of one iteration, the same for every reading
 of a cell: a reading's time is its ``K*`` times ours per iteration.
@@ -26,7 +27,7 @@ import numpy as np
 
 from fedrepro.report.strength import Readings
 
-__all__ = ["claim_readings", "readings", "time_readings", "v1_rate_readings"]
+__all__ = ["claim_readings", "readings", "time_readings", "tuning_readings", "v1_rate_readings"]
 
 
 def _finite(x: Any) -> bool:
@@ -197,7 +198,41 @@ def claim_readings(profile: str = "paper") -> dict[str, Readings]:
     return out
 
 
+def tuning_readings(profile: str = "paper") -> dict[str, Readings]:
+    """``{item id: Readings}`` of the tuning chapter's misses: each cell of v2 Table IX
+    (``rho`` fixed at the ``N_e = 5`` optimum; exact PRS, the ``N_e -> infinity`` limit, at its
+    best ``rho``: counts priced at the cell's cost per iteration) and v1 C11 under the
+    printed-class reading (whether it holds)."""
+    from fedrepro.chapters.fedplt.readings.effects import grid_evidence, rho_optimum
+    from fedrepro.chapters.fedplt.readings.experiments import PRINTED_CLASS, reading_label
+    from fedrepro.chapters.fedplt.tuning import sweeps
+    from fedrepro.chapters.fedplt.tuning.checks import check_v1_rho_optimum
+    from fedrepro.report.paper import load_table
+
+    out: dict[str, Readings] = {}
+    if profile == "paper":
+        v2 = sweeps.load_v2_sweeps(profile)
+        evidence = f"fedplt/{sweeps.V2SweepConfig.for_profile(profile).result_name()}.json"
+        Kf, _ = sweeps.tuned_K(v2, "fixed")
+        K_prox = sweeps.k_or_inf(v2["K_prox"])
+        ix = sweeps.paper_K_star("fedplt-v2-TIX").set_index("id")
+        Nes = [int(n) for n in v2["Nes"]]
+        for cell in load_table("fedplt-v2-TIX"):
+            Ne, tC = int(ix.loc[cell.id, "Ne"]), float(ix.loc[cell.id, "tC"])
+            e = Nes.index(Ne)
+            values = {"rho fixed at the Ne = 5 optimum": float(sweeps.time_of(Kf[e], Ne, tC, v2["tG"], v2["N"]))}
+            if np.isfinite(np.min(K_prox)):
+                values["exact PRS at its best rho"] = float(sweeps.time_of(np.min(K_prox), Ne, tC, v2["tG"], v2["N"]))
+            out[cell.id] = Readings(values={k: v for k, v in values.items() if np.isfinite(v)}, evidence=evidence)
+    r = rho_optimum(profile, *PRINTED_CLASS)
+    ok, _ = check_v1_rho_optimum(r["argmin_rho"], r["min_rate"], r["rate_low_end"], r["rate_high_end"])
+    out["fedplt-v1-C11"] = Readings(values={f"'{reading_label(*PRINTED_CLASS)}'": bool(ok)},
+                                    evidence=grid_evidence(profile))
+    return out
+
+
 def readings(profile: str = "paper") -> dict[str, Readings]:
     """Every Fed-PLT item's readings (the reading provider of
     :data:`fedrepro.report.scorecard.READING_PROVIDERS`)."""
-    return {**time_readings(profile), **v1_rate_readings(profile), **claim_readings(profile)}
+    return {**time_readings(profile), **v1_rate_readings(profile), **claim_readings(profile),
+            **tuning_readings(profile)}
