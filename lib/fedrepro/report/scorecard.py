@@ -20,6 +20,14 @@ Every ``miss`` carries a ``cause`` from :data:`CAUSES` and, unless the cause is 
 ``evidence``: the stored results (``<part>/<name>.json``, comma-separated) whose computation
 demonstrates it. ``open`` means not understood yet; its reason says what was tried.
 
+Every ``miss`` also carries the *strength* of its cause (``strength``, with ``reading``,
+``range`` and ``signed_distance`` where they apply; :mod:`fedrepro.report.strength`):
+``reproduced``, ``consistent``, ``excluded`` or ``open``, computed by one rule from the values
+the stated readings give for the item, which each part's *reading provider*
+(:data:`READING_PROVIDERS`) reads from the stored evidence. Evidence names stored results; where
+none applies it may name a test (``tests/<file>.py::<test>``) or a page section
+(``book/<page>#<anchor>``), and :func:`evidence_problems` checks that each exists.
+
 A provider that shows a value of the paper to be wrong (inconsistent with the paper's own
 recipe or with its other tables) reports it with ``cause=ERRATUM_CAUSE`` and its evidence:
 the item is then an ``erratum``, not a miss, and keeps the evidence (:func:`build`).
@@ -44,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from fedrepro.core.cache import MissingResult, atomic_write_text, read_only, results_root, store_is_read_only
 from fedrepro.report import paper as paper_data
 from fedrepro.report.quiet import import_tqdm_quietly
+from fedrepro.report.strength import STRENGTHS, Readings, strength_of
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -53,6 +62,7 @@ __all__ = [
     "ERRATUM_CAUSE",
     "KINDS",
     "PROVIDERS",
+    "READING_PROVIDERS",
     "STATUSES",
     "Item",
     "Outcome",
@@ -67,6 +77,10 @@ __all__ = [
     "load",
     "render",
     "scorecard_path",
+    "reference_problem",
+    "strength_counts",
+    "strength_frame",
+    "strength_legend_frame",
     "summary_frame",
     "to_frame",
     "write",
@@ -105,6 +119,15 @@ PROVIDERS: tuple[str, ...] = (
     "fedrepro.chapters.dpfedpaq.experiments.scorecard:outcomes",
 )
 
+#: ``"module:function"`` of every reading provider: ``{item_id: Readings}``, the values the
+#: stated readings give for a miss, from which :func:`fedrepro.report.strength.judge`
+#: computes its strength (one function per part and cause group).
+READING_PROVIDERS: tuple[str, ...] = (
+    "fedrepro.chapters.fedplt.strength:readings",
+    "fedrepro.chapters.dpfedpaq.strength:readings",
+    "fedrepro.chapters.alidpfl.strength:readings",
+)
+
 #: Why an item is not run yet, per paper, until its part is implemented.
 _NOT_IMPLEMENTED = {
     "fedplt": "not reproduced yet: the Fed-PLT experiments are not implemented",
@@ -136,6 +159,7 @@ class Outcome:
     tolerance: Any = None
     cause: str | None = None
     evidence: str = ""
+    readings: Readings | None = None
 
 
 @dataclasses.dataclass(frozen=True)
@@ -154,9 +178,21 @@ class Item:
     reason: str
     cause: str = ""
     evidence: str = ""
+    strength: str = ""
+    reading: str = ""
+    range: list[float] | None = None
+    signed_distance: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The item as plain data; an item that is not a miss has no strength fields."""
+        data = dataclasses.asdict(self)
+        if self.status != "miss":
+            for key in _STRENGTH_FIELDS:
+                data.pop(key)
+        return data
+
+
+_STRENGTH_FIELDS = ("strength", "reading", "range", "signed_distance")
 
 
 def compare(paper_value: float, ours: float, tolerance: Mapping[str, Any]) -> tuple[str, str]:
@@ -286,7 +322,29 @@ def _resolve(raw: Mapping[str, Any], out: Outcome | None) -> Item:
         evidence = out.evidence if cause != "open" else ""
         if cause != "open" and not evidence:
             raise ValueError(f"the cause {cause!r} of {raw['id']} needs its evidence (the stored results)")
+        return _with_strength(Item(**base, ours=_plain(out.ours), status=status, reason=reason, cause=cause,
+                                   evidence=evidence), out.readings)
     return Item(**base, ours=_plain(out.ours), status=status, reason=reason, cause=cause, evidence=evidence)
+
+
+def _with_strength(item: Item, readings: Readings | None) -> Item:
+    """A miss with the strength of its cause (:func:`fedrepro.report.strength.strength_of`); a
+    ``reproduced`` item's evidence gains the reading's results."""
+    found = strength_of(item.cause, item.paper_value, item.tolerance, readings, ours=item.ours)
+    evidence = item.evidence
+    if found.strength == "reproduced" and readings is not None:
+        names = [n.strip() for n in evidence.split(",") if n.strip()]
+        evidence = ", ".join(names + [n.strip() for n in readings.source(found.reading).split(",")
+                                      if n.strip() not in names])
+    return dataclasses.replace(
+        item, evidence=evidence, strength=found.strength, reading=found.reading,
+        range=None if found.range is None else [_plain_float(x) for x in found.range],
+        signed_distance=None if found.signed_distance is None else _plain_float(found.signed_distance))
+
+
+def _plain_float(x: float) -> float:
+    """``x`` rounded to 6 significant digits: the scorecard stores no round-off."""
+    return float(f"{float(x):.6g}")
 
 
 def _plain(value: Any) -> Any:
@@ -295,31 +353,50 @@ def _plain(value: Any) -> Any:
     return value
 
 
+def _call(spec: str, compute: bool, missing: list[tuple[str, str]] | None) -> Mapping[str, Any] | None:
+    """The mapping a ``module:function`` provider returns, or None when its results are
+    missing or stale (then ``(spec, why)`` is appended to ``missing``)."""
+    module_name, _, func = spec.partition(":")
+    provider = getattr(importlib.import_module(module_name), func)
+    try:
+        with contextlib.nullcontext() if compute else read_only():
+            return provider()
+    except MissingResult as exc:
+        if missing is not None:
+            missing.append((spec, str(exc)))
+        return None
+
+
 def collect_outcomes(providers: Iterable[str] = PROVIDERS, *, compute: bool = False,
-                     missing: list[tuple[str, str]] | None = None) -> dict[str, Outcome]:
+                     missing: list[tuple[str, str]] | None = None,
+                     reading_providers: Iterable[str] | None = None) -> dict[str, Outcome]:
     """Call every provider and merge their outcomes (an id given twice is an error).
 
     Providers read the results store. Unless ``compute`` is true they run under
     :func:`fedrepro.core.cache.read_only`: a provider whose results are missing or stale is
     skipped (its items stay ``not-run``) and ``(provider, why)`` is appended to ``missing``
-    when a list is given.
+    when a list is given. Then every reading provider (default: :data:`READING_PROVIDERS`
+    when ``providers`` is :data:`PROVIDERS`, none otherwise) adds to the outcomes it knows
+    the readings that decide the strength of a miss (:mod:`fedrepro.report.strength`).
     """
     import_tqdm_quietly()  # before any provider's dataset loader (the report page compares stderr)
     merged: dict[str, Outcome] = {}
     for spec in providers:
-        module_name, _, func = spec.partition(":")
-        provider = getattr(importlib.import_module(module_name), func)
-        try:
-            with contextlib.nullcontext() if compute else read_only():
-                outcomes = provider()
-        except MissingResult as exc:
-            if missing is not None:
-                missing.append((spec, str(exc)))
-            continue
-        for key, out in outcomes.items():
+        outcomes = _call(spec, compute, missing)
+        for key, out in (outcomes or {}).items():
             if key in merged:
                 raise ValueError(f"scorecard item {key} reported by two providers")
             merged[key] = out
+    if reading_providers is None:
+        reading_providers = READING_PROVIDERS if tuple(providers) == PROVIDERS else ()
+    given: set[str] = set()
+    for spec in reading_providers if merged else ():  # no outcome: no miss to read for
+        for key, readings in (_call(spec, compute, missing) or {}).items():
+            if key in given:
+                raise ValueError(f"the readings of scorecard item {key} are reported by two reading providers")
+            given.add(key)
+            if key in merged:
+                merged[key] = dataclasses.replace(merged[key], readings=readings)
     return merged
 
 
@@ -382,7 +459,7 @@ def to_frame(items: Iterable[Item]) -> pd.DataFrame:
     """The items as a pandas DataFrame (one row per item)."""
     import pandas as pd
 
-    return pd.DataFrame([it.to_dict() for it in items])
+    return pd.DataFrame([dataclasses.asdict(it) for it in items])
 
 
 def summary_frame(items: Iterable[Item]) -> pd.DataFrame:
@@ -422,27 +499,118 @@ def causes_frame(items: Iterable[Item]) -> pd.DataFrame:
     return frame
 
 
+def _repository() -> Path:
+    """The repository's root (``lib/fedrepro`` lies two levels below it)."""
+    return Path(__file__).resolve().parents[3]
+
+
+def _heading_slugs(text: str) -> set[str]:
+    """The anchors (MyST slugs) of the Markdown headings of a page's text, with any explicit
+    ``(label)=`` targets."""
+    import re
+
+    slugs = set(re.findall(r"^\(([A-Za-z0-9_-]+)\)=", text, flags=re.MULTILINE))
+    for title in re.findall(r"^#+\s+(.+?)\s*$", text, flags=re.MULTILINE):
+        slug = re.sub(r"[^\w\s-]", "", title.lower()).strip()
+        slugs.add(re.sub(r"[\s]+", "-", slug))
+    return slugs
+
+
+def reference_problem(name: str, root: Path, repository: Path | None = None) -> str | None:
+    """Why one evidence reference does not resolve (None when it does): a stored result
+    (``<part>/<name>.json`` under ``root``), a test (``tests/<file>.py::<test>``: the file
+    defines the test) or a page section (``book/<page>#<anchor>``: the page has a heading
+    or label with that anchor)."""
+    repository = repository or _repository()
+    if name.startswith("tests/"):
+        path, _, test = name.partition("::")
+        file = repository / path
+        if not file.is_file():
+            return f"test file {path} does not exist"
+        if test and f"def {test}(" not in file.read_text(encoding="utf-8"):
+            return f"{path} defines no test {test}"
+        return None
+    if name.startswith("book/"):
+        path, _, anchor = name.partition("#")
+        file = repository / path
+        if not file.is_file():
+            return f"page {path} does not exist"
+        if anchor:
+            text = file.read_text(encoding="utf-8")
+            if file.suffix == ".ipynb":
+                cells = json.loads(text)["cells"]
+                text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+            if anchor not in _heading_slugs(text):
+                return f"page {path} has no section {anchor}"
+        return None
+    return None if (root / name).is_file() else "is not in the store"
+
+
 def evidence_problems(items: Iterable[Item], root: Path | None = None) -> list[str]:
     """Each miss whose cause lacks evidence, or whose evidence (or an erratum's) names a
-    result that is not in the store at ``root`` (default: the results root)."""
+    result that is not in the store at ``root`` (default: the results root), a test that does
+    not exist or a page section that does not (:func:`reference_problem`); and each miss
+    whose strength is not one of :data:`~fedrepro.report.strength.STRENGTHS`."""
     root = Path(root) if root else results_root()
     problems = []
     for it in items:
         if it.status == "erratum":
-            problems += [f"{it.id}: evidence {n} is not in the store"
-                         for n in (m.strip() for m in it.evidence.split(",")) if n and not (root / n).is_file()]
+            for n in (m.strip() for m in it.evidence.split(",")):
+                why = reference_problem(n, root) if n else None
+                if why:
+                    problems.append(f"{it.id}: evidence {n} {why}")
         if it.status != "miss":
             continue
         if it.cause not in CAUSES:
             problems.append(f"{it.id}: no cause")
             continue
+        if it.strength not in STRENGTHS:
+            problems.append(f"{it.id}: strength {it.strength!r} is not one of {sorted(STRENGTHS)}")
         if it.cause == "open":
             continue
         names = [n.strip() for n in it.evidence.split(",") if n.strip()]
         if not names:
             problems.append(f"{it.id}: cause {it.cause} without evidence")
-        problems += [f"{it.id}: evidence {n} is not in the store" for n in names if not (root / n).is_file()]
+        for n in names:
+            why = reference_problem(n, root)
+            if why:
+                problems.append(f"{it.id}: evidence {n} {why}")
     return problems
+
+
+def strength_counts(items: Iterable[Item], by: str = "paper") -> dict[str, dict[str, int]]:
+    """Misses per ``by`` (``"paper"`` or ``"cause"``) and strength
+    (:data:`~fedrepro.report.strength.STRENGTHS`), with a ``"total"`` row."""
+    if by not in ("paper", "cause"):
+        raise ValueError(f"by must be 'paper' or 'cause', got {by!r}")
+    table: dict[str, dict[str, int]] = {}
+    for it in items:
+        if it.status != "miss":
+            continue
+        for key in (getattr(it, by) or "open", "total"):
+            table.setdefault(key, {s: 0 for s in STRENGTHS})[it.strength or "open"] += 1
+    order = list(paper_data.PAPERS) if by == "paper" else list(CAUSES)
+    return {k: table[k] for k in [*order, "total"] if k in table}
+
+
+def strength_frame(items: Iterable[Item], by: str = "paper") -> pd.DataFrame:
+    """Misses per paper (display names) or per cause (rows) and strength (columns), with a
+    total row and the misses of each row (:func:`strength_counts`)."""
+    import pandas as pd
+
+    table = strength_counts(items, by)
+    names = {**paper_data.PAPERS, "total": "total"} if by == "paper" else {}
+    frame = pd.DataFrame.from_dict(table, orient="index", columns=list(STRENGTHS))
+    frame.index = pd.Index([names.get(k, k) for k in frame.index], name=by)
+    frame["misses"] = frame.sum(axis=1)
+    return frame
+
+
+def strength_legend_frame() -> pd.DataFrame:
+    """The strengths of a miss's cause and what each means, for the report page."""
+    import pandas as pd
+
+    return pd.DataFrame({"meaning": list(STRENGTHS.values())}, index=pd.Index(list(STRENGTHS), name="strength"))
 
 
 def by_ref_frame(items: Iterable[Item], paper: str | None = None) -> pd.DataFrame:

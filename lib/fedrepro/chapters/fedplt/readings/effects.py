@@ -176,7 +176,10 @@ def reading_cause(cell: Mapping[str, Any], label: str, evidence: str) -> tuple[s
     gap, left = abs(main - paper), abs(reading - paper)
     if cell["effect"] == "matches" or left <= 0.5 * gap:
         return "unstated-setting", evidence, what + (": within the tolerance" if cell["effect"] == "matches"
-                                                     else f": {sig3(1 - left / gap)} of the gap closed")
+                                                     else f": ours minus the paper's moves from {sig3(main - paper)} to "
+                                                          f"{sig3(reading - paper)}"
+                                                          + (" (an overshoot)" if (main - paper) * (reading - paper) < 0
+                                                             else ""))
     return "open", "", f"tried: {what}, {'closer' if left < gap else 'further'}; not understood yet"
 
 

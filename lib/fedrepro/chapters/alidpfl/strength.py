@@ -1,0 +1,82 @@
+"""The readings that decide the strength of ALI-DPFL's misses (:mod:`fedrepro.report.strength`).
+
+:func:`table_readings` gives every Fashion-MNIST cell of Tables II-IV the values of the
+stated readings stored today:
+
+* the authors'-code reading (``q = 0.05``, divisor 64: ``alidpfl/tables-authors_code-seed0.json``),
+  a run of the very cell, named as a reading;
+* the span of the reading study (``alidpfl/reading-seeds.json``: each reading of the setting the
+  paper leaves open, at the reference setting τ = 1, ε = 1.55, mean
+  of the seeds): its shifts from the library's reading, added to the cell's value. The shift
+  measured at one setting is taken to move every cell alike: an approximation that gives the
+  range the readings span, never a reading of the cell (so at most ``consistent``).
+
+A later result (e.g. a per-cell search of what it would take) plugs in as one more function
+of the same shape, ``{item id: Readings}``, merged in :func:`readings`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from fedrepro.report.strength import Readings
+
+__all__ = ["readings", "study_shifts", "table_readings"]
+
+
+def study_shifts(profile: str = "paper") -> tuple[float, float]:
+    """(smallest, largest) shift in accuracy points that the readings of the reading study
+    (the readings of the setting the paper leaves open) move the
+    library's reading by at the reference setting, mean over the stored seeds."""
+    from fedrepro.chapters.alidpfl import settings
+
+    seeds = settings.load_seeds(profile)
+
+    def mean(reading: str) -> float:
+        return float(np.mean([100 * float(seeds[k][reading]["eval_accuracy"][-1]) for k in seeds]))
+
+    spec = mean("spec")
+    # the readings of the setting the paper leaves open, as the cause's sentence names them
+    # (fedrepro.chapters.alidpfl.scorecard.table_cause): not the library's own, not the
+    # non-private or noise-free ceilings, not the public code's iteration count
+    moved = [mean(r) - spec for r in settings.CHAPTER_READINGS
+             if r not in ("spec", "non-private", "no-noise", "public-code")]
+    return min(moved), max(moved)
+
+
+def table_readings(profile: str = "paper") -> dict[str, Readings]:
+    """``{cell id: Readings}`` of every Fashion-MNIST cell of Tables II-IV we run."""
+    from fedrepro.chapters.alidpfl import experiments, tables
+    from fedrepro.report import paper
+
+    result = experiments.load_tables(profile, 0)
+    code = tables.stored_tables(profile, 0, "authors_code")
+    lo, hi = study_shifts(profile)
+    out: dict[str, Readings] = {}
+    for name, tid in tables.TABLES.items():
+        for cell in paper.load_table(tid):
+            condition, dataset, eps = tables.parse_column(cell.column)
+            if dataset != "F-MNIST":
+                continue
+            key = tables.cell_key(name, condition, eps)
+            row: dict[str, Any] = result["table"].get(key, {})
+            if cell.row not in row:
+                continue
+            ours = float(row[cell.row])
+            values: dict[str, float] = {}
+            evidence = ["alidpfl/reading-seeds.json", "alidpfl/reading-non-private.json"]
+            code_row = {} if code is None else code["table"].get(key, {})
+            if cell.row in code_row:
+                values["authors' code (q = 0.05, divisor 64)"] = float(code_row[cell.row])
+                evidence.append("alidpfl/tables-authors_code-seed0.json")
+            out[cell.id] = Readings(values=values, evidence=", ".join(evidence), span=(ours + lo, ours + hi),
+                                    sources={name: "alidpfl/tables-authors_code-seed0.json" for name in values})
+    return out
+
+
+def readings(profile: str = "paper") -> dict[str, Readings]:
+    """Every ALI-DPFL item's readings (the reading provider of
+    :data:`fedrepro.report.scorecard.READING_PROVIDERS`)."""
+    return table_readings(profile)
