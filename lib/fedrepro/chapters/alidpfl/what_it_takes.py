@@ -31,12 +31,13 @@ from fedrepro.experiments.alidpfl.what_it_takes import (
     REFERENCE_EPSILON,
     Rung,
     WhatItTakesConfig,
-    load_all,
+    load_knob,
 )
 
 __all__ = ["REACH_TOLERANCE", "rung_accounting", "rungs_frame", "what_it_takes_frame", "figure_ladders",
            "classify_miss", "miss_cause", "reference_readings", "STRENGTHS", "paper_reference",
-           "evidence_paths", "load_chapter"]
+           "evidence_paths", "load_chapter", "CHAPTER_KNOBS", "SAME_RUNS", "with_reading_seeds",
+           "miss_split_frame", "glued"]
 
 #: Points of accuracy within which a rung counts as reaching the paper (the tables' tolerance,
 #: ``data/paper/tolerances.yaml``, alidpfl-main-TII: abs 2.0).
@@ -57,14 +58,47 @@ def paper_reference() -> float:
     return float(cells[REFERENCE_CELL].value)
 
 
+#: The knobs this chapter shows (each a stored result ``alidpfl/what-it-takes-<knob>.json``).
+CHAPTER_KNOBS: tuple[str, ...] = KNOB_ORDER
+
+#: Rungs that are, run for run, a reading of the reading study (same setting, plan, data
+#: draw and seed; seed 0 of both agrees to float32 round-off): their seeds 1 and 2
+#: (``alidpfl/reading-seeds.json``) give these rungs a spread over three seeds.
+SAME_RUNS: dict[tuple[str, int], str] = {("recipe", 0): "spec", ("eta", 0): "eta-1", ("eta", 1): "eta-2",
+                                         ("eta", 2): "eta-4", ("split", 1): "dirichlet", ("code", 0): "public-code"}
+
+
+def with_reading_seeds(results: Mapping[str, Mapping[str, Mapping[str, Any]]],
+                       seeds: Mapping[int, Mapping[str, Mapping[str, Any]]]) -> dict[str, dict[str, dict[str, Any]]]:
+    """``results`` with, for every rung of :data:`SAME_RUNS`, the units ``"<i>@seed<k>"`` of the
+    reading study's seeds ``k`` ≠ 0 (``seeds``: :func:`fedrepro.chapters.alidpfl.settings.load_seeds`)."""
+    out = {k: dict(v) for k, v in results.items()}
+    for (knob, i), reading in SAME_RUNS.items():
+        if knob not in out or f"{i}@seed0" not in out[knob]:
+            continue
+        base = out[knob][f"{i}@seed0"]
+        for k, by_reading in seeds.items():
+            if k != 0 and reading in by_reading:
+                res = by_reading[reading]
+                if int(res["eval_rounds"][-1]) != int(base["rounds"]):
+                    raise ValueError(f"reading {reading!r} of seed {k} ran {int(res['eval_rounds'][-1])} "
+                                     f"rounds, rung {knob} {i} {int(base['rounds'])}")
+                out[knob][f"{i}@seed{k}"] = {**base, "final_accuracy": float(res["eval_accuracy"][-1])}
+    return out
+
+
 def load_chapter(profile: str = "paper") -> dict[str, dict[str, dict[str, Any]]]:
-    """``{knob: {unit: result}}`` of every knob (computed, resumably, if missing or stale)."""
-    return load_all(profile)
+    """``{knob: {unit: result}}`` of :data:`CHAPTER_KNOBS` (computed, resumably, if missing or
+    stale), with the reading study's seeds 1 and 2 for the rungs of :data:`SAME_RUNS`."""
+    from fedrepro.chapters.alidpfl import settings
+
+    return with_reading_seeds({k: load_knob(k, profile) for k in CHAPTER_KNOBS}, settings.load_seeds(profile))
 
 
 def evidence_paths(profile: str = "paper") -> list[str]:
     """The stored results of the study, as the scorecard names evidence."""
-    return [f"alidpfl/{WhatItTakesConfig(profile=profile, knob=k).result_name()}.json" for k in KNOB_ORDER]
+    paths = [f"alidpfl/{WhatItTakesConfig(profile=profile, knob=k).result_name()}.json" for k in CHAPTER_KNOBS]
+    return paths + ["alidpfl/reading-seeds.json" if profile == "paper" else f"alidpfl/reading-seeds-{profile}.json"]
 
 
 def rung_accounting(rung: Rung, result: Mapping[str, Any]) -> RunAccounting:
@@ -258,3 +292,63 @@ def miss_cause(item: Any, profile: str = "paper",
     cause, strength, reason = classify_miss(float(paper_value), float(ours), float(tol), recipe, readings,
                                             direct=cid == REFERENCE_CELL)
     return cause, strength, ", ".join(evidence_paths(profile)), reason
+
+
+def table_misses(profile: str = "paper") -> list[dict[str, Any]]:
+    """The Fashion-MNIST cells of Tables II–IV that miss the paper by more than
+    :data:`REACH_TOLERANCE` (the tables' tolerance) under the stored runs (seed 0, the spec's
+    reading), as items for :func:`miss_cause`."""
+    from fedrepro.chapters.alidpfl import claims, experiments, tables
+    from fedrepro.report import paper
+
+    outcomes = claims.tables_outcomes(experiments.load_tables(profile, 0), profile)
+    items = []
+    for tid in tables.TABLES.values():
+        for cell in paper.load_table(tid):
+            o = outcomes.get(cell.id)
+            if o is None or o.status is not None or o.ours is None or cell.value is None:
+                continue
+            if abs(float(o.ours) - float(cell.value)) > REACH_TOLERANCE:
+                items.append({"id": cell.id, "paper_value": float(cell.value), "ours": float(o.ours),
+                              "tolerance": {"abs": REACH_TOLERANCE}})
+    return items
+
+
+def miss_split_frame(items: Sequence[Mapping[str, Any]], results: Mapping[str, Mapping[str, Mapping[str, Any]]],
+                     profile: str = "paper"):
+    """How many of ``items`` (:func:`table_misses`) :func:`miss_cause` gives each cause and
+    strength, from ``results``."""
+    import pandas as pd
+
+    counts: dict[tuple[str, str], int] = {}
+    for item in items:
+        cause, strength = miss_cause(item, profile, results)[:2]
+        counts[(cause, strength)] = counts.get((cause, strength), 0) + 1
+    rows = [{"cause": c, "strength": s, "misses": n} for (c, s), n in sorted(counts.items())]
+    rows.append({"cause": "all", "strength": "", "misses": len(items)})
+    return pd.DataFrame(rows).set_index(["cause", "strength"])
+
+
+def glued(results: Mapping[str, Mapping[str, Mapping[str, Any]]], paper_level: float,
+          items: Sequence[Mapping[str, Any]], profile: str = "paper") -> dict[str, str]:
+    """The numbers the section's prose quotes, formatted as it prints them."""
+    rows = _rows(results)
+    recipe = next(r for r in rows if r["knob"] == "recipe")
+    valid = [r for r in rows if r["valid"] and r["knob"] != "recipe"]
+    best = max(valid, key=lambda r: r["mean"])
+    broken = [r for r in rows if not r["valid"]]
+    best_broken = max(broken, key=lambda r: r["mean"]) if broken else None
+    reach_valid = sorted({r["knob"] for r in valid if r["mean"] >= paper_level - REACH_TOLERANCE})
+    causes = [miss_cause(it, profile, results)[:2] for it in items]
+    out = {"alidpfl-wit-recipe": f"{recipe['mean']:.1f}", "alidpfl-wit-paper": f"{paper_level:.1f}",
+           "alidpfl-wit-best-valid": best["rung"], "alidpfl-wit-best-valid-acc": f"{best['mean']:.1f}",
+           "alidpfl-wit-best-valid-gap": f"{paper_level - best['mean']:.1f}",
+           "alidpfl-wit-reaching-valid": ", ".join(reach_valid) if reach_valid else "none",
+           "alidpfl-wit-misses": str(len(items)),
+           "alidpfl-wit-unstated": str(sum(c == "unstated-setting" for c, _ in causes)),
+           "alidpfl-wit-differs": str(sum(c == "model-or-data-differs" for c, _ in causes)),
+           "alidpfl-wit-rungs": str(len(rows))}
+    if best_broken is not None:
+        out["alidpfl-wit-best-broken"] = best_broken["rung"]
+        out["alidpfl-wit-best-broken-acc"] = f"{best_broken['mean']:.1f}"
+    return out
