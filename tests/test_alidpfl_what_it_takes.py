@@ -57,9 +57,9 @@ def _acc(**kw) -> validity.RunAccounting:
 def test_the_papers_79_steps_are_valid_and_one_more_breaks_the_accounting():
     assert validity.allowed_steps(1.55, 0.015, 1.1, 1e-5) == 79
     ok, why = validity.accounting_valid(_acc())
-    assert ok and "within the 79" in why
+    assert ok and "allows 79" in why
     ok, why = validity.accounting_valid(_acc(steps=80))
-    assert not ok and "allows 79" in why
+    assert not ok and "allows only 79" in why
 
 
 @pytest.mark.parametrize(("change", "valid"), [
@@ -292,3 +292,14 @@ def test_the_stored_tables_misses_are_fashion_mnist_cells_beyond_the_tolerance()
     items = view.table_misses("paper")
     assert items and all("-fmnist-" in it["id"] for it in items)
     assert all(abs(it["ours"] - it["paper_value"]) > 2.0 for it in items)
+
+
+def test_a_knob_not_run_is_listed_with_the_validity_of_its_stated_rungs():
+    results = {k: v for k, v in _synthetic().items() if k not in ("steps", "width")}
+    frame = view.what_it_takes_frame(results, 80.0)
+    assert len(frame) == len(runs.KNOBS)  # the knobs but the recipe, the divisor row
+    steps = frame.loc[runs.KNOBS["steps"][0]]
+    assert steps["smallest reaching the paper"].startswith("not run") and steps["accounting valid"] == "no (every rung)"
+    assert frame.loc[runs.KNOBS["width"][0], "accounting valid"] == "yes (every rung)"
+    assert not validity.accounting_valid(view.planned_accounting(runs.KNOBS["batch"][1][0]))[0]
+    assert validity.accounting_valid(view.planned_accounting(runs.KNOBS["code"][1][2]))[0]

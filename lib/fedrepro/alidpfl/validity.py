@@ -82,6 +82,6 @@ def accounting_valid(run: RunAccounting) -> tuple[bool, str]:
         return False, "the divisor depends on the sampled batch: not a post-processing of the noisy sum"
     allowed = allowed_steps(run.epsilon, run.q, run.sigma, run.delta, run.conversion)
     if run.steps > allowed:
-        return False, (f"{run.steps} noisy steps at q = {run.q:g}, but eps = {run.epsilon:g} allows "
+        return False, (f"{run.steps} noisy steps at q = {run.q:g}, but eps = {run.epsilon:g} allows only "
                        f"{allowed} ({run.conversion} conversion)")
-    return True, f"{run.steps} noisy steps at q = {run.q:g}, within the {allowed} eps = {run.epsilon:g} allows"
+    return True, f"{run.steps} noisy steps at q = {run.q:g}; eps = {run.epsilon:g} allows {allowed} ({run.conversion} conversion)"

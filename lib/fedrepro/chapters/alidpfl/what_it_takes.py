@@ -12,7 +12,12 @@ conversion; the engine always clips per sample and noises with σ times that cli
 divides by a constant).
 
 :func:`miss_cause` splits the misses of Tables II–IV between ``unstated-setting`` and
-``model-or-data-differs`` by what these runs show (its rule is in its docstring).
+``model-or-data-differs`` by what these runs show (its rule is in :func:`classify_miss`).
+Wiring it into the scorecard: in the ALI-DPFL provider, load the study once
+(``results = load_chapter("paper")``), and for every Fashion-MNIST table cell whose outcome
+misses call ``miss_cause({"id": cell.id, "paper_value": cell.value, "ours": outcome.ours,
+"tolerance": {"abs": 2.0}}, "paper", results)``; its cause and evidence replace the cell's,
+its strength goes with them and its reason is appended to the outcome's.
 """
 
 from __future__ import annotations
@@ -32,12 +37,13 @@ from fedrepro.experiments.alidpfl.what_it_takes import (
     Rung,
     WhatItTakesConfig,
     load_knob,
+    rung_rounds,
 )
 
 __all__ = ["REACH_TOLERANCE", "rung_accounting", "rungs_frame", "what_it_takes_frame", "figure_ladders",
            "classify_miss", "miss_cause", "reference_readings", "STRENGTHS", "paper_reference",
            "evidence_paths", "load_chapter", "CHAPTER_KNOBS", "SAME_RUNS", "with_reading_seeds",
-           "miss_split_frame", "glued"]
+           "miss_split_frame", "glued", "planned_accounting"]
 
 #: Points of accuracy within which a rung counts as reaching the paper (the tables' tolerance,
 #: ``data/paper/tolerances.yaml``, alidpfl-main-TII: abs 2.0).
@@ -59,7 +65,7 @@ def paper_reference() -> float:
 
 
 #: The knobs this chapter shows (each a stored result ``alidpfl/what-it-takes-<knob>.json``).
-CHAPTER_KNOBS: tuple[str, ...] = KNOB_ORDER
+CHAPTER_KNOBS: tuple[str, ...] = ("recipe", "eta", "code")
 
 #: Rungs that are, run for run, a reading of the reading study (same setting, plan, data
 #: draw and seed; seed 0 of both agrees to float32 round-off): their seeds 1 and 2
@@ -106,6 +112,14 @@ def rung_accounting(rung: Rung, result: Mapping[str, Any]) -> RunAccounting:
     rung's conversion, at ε = 1.55."""
     return RunAccounting(epsilon=REFERENCE_EPSILON, steps=int(result["steps"]), q=float(result["q"]),
                          sigma=float(result["sigma"]), delta=PAPER.delta, conversion=rung.conversion)
+
+
+def planned_accounting(rung: Rung) -> RunAccounting:
+    """What the run of ``rung`` does, for the accountant, from its stated configuration alone
+    (paper profile): rounds × steps per round noisy steps at the rung's q."""
+    return RunAccounting(epsilon=REFERENCE_EPSILON, steps=rung_rounds(rung) * rung.tau,
+                         q=float(dict(rung.plan).get("q", PAPER.q)), sigma=float(dict(rung.plan).get("sigma", PAPER.sigma)),
+                         delta=PAPER.delta, conversion=rung.conversion)
 
 
 def _by_rung(knob: str, units: Mapping[str, Mapping[str, Any]]) -> dict[int, list[Mapping[str, Any]]]:
@@ -178,6 +192,13 @@ def what_it_takes_frame(results: Mapping[str, Mapping[str, Mapping[str, Any]]], 
                         "range searched": "/ {" + ", ".join(f"{r['multiplier']:g}" for r in mine) + "} (the eta runs)",
                         "smallest reaching the paper": (f"/ {pick['multiplier']:g}" if reach else "none within the range"),
                         "accuracy reached (%)": out[-1]["accuracy reached (%)"], "accounting valid": "yes"})
+    for knob in (k for k in KNOB_ORDER if k not in results and k != "recipe"):
+        valid = [accounting_valid(planned_accounting(r))[0] for r in KNOBS[knob][1]]
+        out.append({"knob": KNOBS[knob][0], "range searched": _range_text(knob),
+                    "smallest reaching the paper": "not run (beyond this study's compute)",
+                    "accuracy reached (%)": "not run",
+                    "accounting valid": ("yes" if all(valid) else "no") + " (every rung)" if len(set(valid)) == 1
+                    else "some rungs"})
     return pd.DataFrame(out).set_index("knob")
 
 
