@@ -303,3 +303,11 @@ def test_a_knob_not_run_is_listed_with_the_validity_of_its_stated_rungs():
     assert frame.loc[runs.KNOBS["width"][0], "accounting valid"] == "yes (every rung)"
     assert not validity.accounting_valid(view.planned_accounting(runs.KNOBS["batch"][1][0]))[0]
     assert validity.accounting_valid(view.planned_accounting(runs.KNOBS["code"][1][2]))[0]
+
+
+def test_the_facts_name_each_knobs_best_and_top_rungs():
+    facts = view.glued(_synthetic(), 80.0, [])
+    assert facts["alidpfl-wit-eta-best"] == "eta x 16" and facts["alidpfl-wit-eta-best-acc"] == "85.0"
+    assert facts["alidpfl-wit-eta-last-acc"] == "20.0" and facts["alidpfl-wit-eta-second-last-acc"] == "85.0"
+    assert facts["alidpfl-wit-clip-best"] == "C x 4" and facts["alidpfl-wit-misses"] == "0"
+    assert facts["alidpfl-wit-reaching-valid"] == "eta" and facts["alidpfl-wit-recipe"] == "54.0"

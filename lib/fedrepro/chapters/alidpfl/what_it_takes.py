@@ -65,7 +65,7 @@ def paper_reference() -> float:
 
 
 #: The knobs this chapter shows (each a stored result ``alidpfl/what-it-takes-<knob>.json``).
-CHAPTER_KNOBS: tuple[str, ...] = ("recipe", "eta", "code")
+CHAPTER_KNOBS: tuple[str, ...] = ("recipe", "eta", "clip", "code")
 
 #: Rungs that are, run for run, a reading of the reading study (same setting, plan, data
 #: draw and seed; seed 0 of both agrees to float32 round-off): their seeds 1 and 2
@@ -369,6 +369,14 @@ def glued(results: Mapping[str, Mapping[str, Mapping[str, Any]]], paper_level: f
            "alidpfl-wit-unstated": str(sum(c == "unstated-setting" for c, _ in causes)),
            "alidpfl-wit-differs": str(sum(c == "model-or-data-differs" for c, _ in causes)),
            "alidpfl-wit-rungs": str(len(rows))}
+    for knob in {r["knob"] for r in rows} - {"recipe"}:
+        mine = [r for r in rows if r["knob"] == knob]
+        top = max(mine, key=lambda r: r["mean"])
+        out[f"alidpfl-wit-{knob}-best"] = top["rung"]
+        out[f"alidpfl-wit-{knob}-best-acc"] = f"{top['mean']:.1f}"
+        out[f"alidpfl-wit-{knob}-last-acc"] = f"{mine[-1]['mean']:.1f}"
+        if len(mine) > 1:
+            out[f"alidpfl-wit-{knob}-second-last-acc"] = f"{mine[-2]['mean']:.1f}"
     if best_broken is not None:
         out["alidpfl-wit-best-broken"] = best_broken["rung"]
         out["alidpfl-wit-best-broken-acc"] = f"{best_broken['mean']:.1f}"
