@@ -311,3 +311,4 @@ def test_the_facts_name_each_knobs_best_and_top_rungs():
     assert facts["alidpfl-wit-eta-last-acc"] == "20.0" and facts["alidpfl-wit-eta-second-last-acc"] == "85.0"
     assert facts["alidpfl-wit-clip-best"] == "C x 4" and facts["alidpfl-wit-misses"] == "0"
     assert facts["alidpfl-wit-reaching-valid"] == "eta" and facts["alidpfl-wit-recipe"] == "54.0"
+    assert facts["alidpfl-wit-clip-x0p25-acc"] == "50.0" and facts["alidpfl-wit-eta-x8-acc"] == "80.0"

@@ -65,7 +65,7 @@ def paper_reference() -> float:
 
 
 #: The knobs this chapter shows (each a stored result ``alidpfl/what-it-takes-<knob>.json``).
-CHAPTER_KNOBS: tuple[str, ...] = ("recipe", "eta", "clip", "code")
+CHAPTER_KNOBS: tuple[str, ...] = ("recipe", "eta", "clip", "split", "code")
 
 #: Rungs that are, run for run, a reading of the reading study (same setting, plan, data
 #: draw and seed; seed 0 of both agrees to float32 round-off): their seeds 1 and 2
@@ -377,6 +377,9 @@ def glued(results: Mapping[str, Mapping[str, Mapping[str, Any]]], paper_level: f
         out[f"alidpfl-wit-{knob}-last-acc"] = f"{mine[-1]['mean']:.1f}"
         if len(mine) > 1:
             out[f"alidpfl-wit-{knob}-second-last-acc"] = f"{mine[-2]['mean']:.1f}"
+        for r in mine:
+            if r["multiplier"] is not None:
+                out[f"alidpfl-wit-{knob}-x{r['multiplier']:g}-acc".replace(".", "p")] = f"{r['mean']:.1f}"
     if best_broken is not None:
         out["alidpfl-wit-best-broken"] = best_broken["rung"]
         out["alidpfl-wit-best-broken-acc"] = f"{best_broken['mean']:.1f}"
