@@ -369,7 +369,7 @@ def glued(results: Mapping[str, Mapping[str, Mapping[str, Any]]], paper_level: f
            "alidpfl-wit-unstated": str(sum(c == "unstated-setting" for c, _ in causes)),
            "alidpfl-wit-differs": str(sum(c == "model-or-data-differs" for c, _ in causes)),
            "alidpfl-wit-rungs": str(len(rows))}
-    for knob in {r["knob"] for r in rows} - {"recipe"}:
+    for knob in (k for k in KNOB_ORDER if k != "recipe" and any(r["knob"] == k for r in rows)):
         mine = [r for r in rows if r["knob"] == knob]
         top = max(mine, key=lambda r: r["mean"])
         out[f"alidpfl-wit-{knob}-best"] = top["rung"]
