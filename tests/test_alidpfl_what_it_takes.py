@@ -284,8 +284,8 @@ def test_miss_split_counts_each_cause_and_strength():
     assert frame.loc[("model-or-data-differs", "excluded"), "misses"] == 1
     assert frame.loc[("all", ""), "misses"] == 3
     facts = view.glued(_synthetic(), 80.0, items)
-    assert facts["alidpfl-wit-misses"] == "3" and facts["alidpfl-wit-unstated"] == "2"
-    assert facts["alidpfl-wit-best-valid"] == "eta x 16" and facts["alidpfl-wit-best-broken"] == "steps x 4"
+    assert facts["misses"] == "3" and facts["unstated"] == "2"
+    assert facts["best-valid"] == "eta x 16" and facts["best-broken"] == "steps x 4"
 
 
 def test_the_stored_tables_misses_are_fashion_mnist_cells_beyond_the_tolerance():
@@ -307,8 +307,8 @@ def test_a_knob_not_run_is_listed_with_the_validity_of_its_stated_rungs():
 
 def test_the_facts_name_each_knobs_best_and_top_rungs():
     facts = view.glued(_synthetic(), 80.0, [])
-    assert facts["alidpfl-wit-eta-best"] == "eta x 16" and facts["alidpfl-wit-eta-best-acc"] == "85.0"
-    assert facts["alidpfl-wit-eta-last-acc"] == "20.0" and facts["alidpfl-wit-eta-second-last-acc"] == "85.0"
-    assert facts["alidpfl-wit-clip-best"] == "C x 4" and facts["alidpfl-wit-misses"] == "0"
-    assert facts["alidpfl-wit-reaching-valid"] == "eta" and facts["alidpfl-wit-recipe"] == "54.0"
-    assert facts["alidpfl-wit-clip-x0p25-acc"] == "50.0" and facts["alidpfl-wit-eta-x8-acc"] == "80.0"
+    assert facts["eta-best"] == "eta x 16" and facts["eta-best-acc"] == "85.0"
+    assert facts["eta-last-acc"] == "20.0" and facts["eta-second-last-acc"] == "85.0"
+    assert facts["clip-best"] == "C x 4" and facts["misses"] == "0"
+    assert facts["reaching-valid"] == "eta" and facts["recipe"] == "54.0"
+    assert facts["clip-x0p25-acc"] == "50.0" and facts["eta-x8-acc"] == "80.0"

@@ -65,7 +65,7 @@ def paper_reference() -> float:
 
 
 #: The knobs this chapter shows (each a stored result ``alidpfl/what-it-takes-<knob>.json``).
-CHAPTER_KNOBS: tuple[str, ...] = ("recipe", "eta", "clip", "width", "split", "code")
+CHAPTER_KNOBS: tuple[str, ...] = ("recipe", "eta", "clip", "batch", "width", "split", "code")
 
 #: Rungs that are, run for run, a reading of the reading study (same setting, plan, data
 #: draw and seed; seed 0 of both agrees to float32 round-off): their seeds 1 and 2
@@ -352,7 +352,8 @@ def miss_split_frame(items: Sequence[Mapping[str, Any]], results: Mapping[str, M
 
 def glued(results: Mapping[str, Mapping[str, Mapping[str, Any]]], paper_level: float,
           items: Sequence[Mapping[str, Any]], profile: str = "paper") -> dict[str, str]:
-    """The numbers the section's prose quotes, formatted as it prints them."""
+    """The numbers the section's prose quotes, formatted as it prints them, by name (the page
+    glues each as ``alidpfl-wit-<name>``)."""
     rows = _rows(results)
     recipe = next(r for r in rows if r["knob"] == "recipe")
     valid = [r for r in rows if r["valid"] and r["knob"] != "recipe"]
@@ -361,26 +362,26 @@ def glued(results: Mapping[str, Mapping[str, Mapping[str, Any]]], paper_level: f
     best_broken = max(broken, key=lambda r: r["mean"]) if broken else None
     reach_valid = sorted({r["knob"] for r in valid if r["mean"] >= paper_level - REACH_TOLERANCE})
     causes = [miss_cause(it, profile, results)[:2] for it in items]
-    out = {"alidpfl-wit-recipe": f"{recipe['mean']:.1f}", "alidpfl-wit-paper": f"{paper_level:.1f}",
-           "alidpfl-wit-best-valid": best["rung"], "alidpfl-wit-best-valid-acc": f"{best['mean']:.1f}",
-           "alidpfl-wit-best-valid-gap": f"{paper_level - best['mean']:.1f}",
-           "alidpfl-wit-reaching-valid": ", ".join(reach_valid) if reach_valid else "none",
-           "alidpfl-wit-misses": str(len(items)),
-           "alidpfl-wit-unstated": str(sum(c == "unstated-setting" for c, _ in causes)),
-           "alidpfl-wit-differs": str(sum(c == "model-or-data-differs" for c, _ in causes)),
-           "alidpfl-wit-rungs": str(len(rows))}
+    out = {"recipe": f"{recipe['mean']:.1f}", "paper": f"{paper_level:.1f}",
+           "best-valid": best["rung"], "best-valid-acc": f"{best['mean']:.1f}",
+           "best-valid-gap": f"{paper_level - best['mean']:.1f}",
+           "reaching-valid": ", ".join(reach_valid) if reach_valid else "none",
+           "misses": str(len(items)),
+           "unstated": str(sum(c == "unstated-setting" for c, _ in causes)),
+           "differs": str(sum(c == "model-or-data-differs" for c, _ in causes)),
+           "rungs": str(len(rows))}
     for knob in (k for k in KNOB_ORDER if k != "recipe" and any(r["knob"] == k for r in rows)):
         mine = [r for r in rows if r["knob"] == knob]
         top = max(mine, key=lambda r: r["mean"])
-        out[f"alidpfl-wit-{knob}-best"] = top["rung"]
-        out[f"alidpfl-wit-{knob}-best-acc"] = f"{top['mean']:.1f}"
-        out[f"alidpfl-wit-{knob}-last-acc"] = f"{mine[-1]['mean']:.1f}"
+        out[f"{knob}-best"] = top["rung"]
+        out[f"{knob}-best-acc"] = f"{top['mean']:.1f}"
+        out[f"{knob}-last-acc"] = f"{mine[-1]['mean']:.1f}"
         if len(mine) > 1:
-            out[f"alidpfl-wit-{knob}-second-last-acc"] = f"{mine[-2]['mean']:.1f}"
+            out[f"{knob}-second-last-acc"] = f"{mine[-2]['mean']:.1f}"
         for r in mine:
             if r["multiplier"] is not None:
-                out[f"alidpfl-wit-{knob}-x{r['multiplier']:g}-acc".replace(".", "p")] = f"{r['mean']:.1f}"
+                out[f"{knob}-x{r['multiplier']:g}-acc".replace(".", "p")] = f"{r['mean']:.1f}"
     if best_broken is not None:
-        out["alidpfl-wit-best-broken"] = best_broken["rung"]
-        out["alidpfl-wit-best-broken-acc"] = f"{best_broken['mean']:.1f}"
+        out["best-broken"] = best_broken["rung"]
+        out["best-broken-acc"] = f"{best_broken['mean']:.1f}"
     return out
