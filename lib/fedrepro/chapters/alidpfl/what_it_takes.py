@@ -65,7 +65,7 @@ def paper_reference() -> float:
 
 
 #: The knobs this chapter shows (each a stored result ``alidpfl/what-it-takes-<knob>.json``).
-CHAPTER_KNOBS: tuple[str, ...] = ("recipe", "eta", "clip", "batch", "width", "split", "code")
+CHAPTER_KNOBS: tuple[str, ...] = KNOB_ORDER
 
 #: Rungs that are, run for run, a reading of the reading study (same setting, plan, data
 #: draw and seed; seed 0 of both agrees to float32 round-off): their seeds 1 and 2
