@@ -571,6 +571,15 @@ def test_the_index_and_the_errata_cite_what_the_independent_sources_give():
         ("experiments.ipynb", "alidpfl-code-shift:.1f"): f"{summary['shift']:.1f}",
         ("experiments.ipynb", "alidpfl-code-closed:.0%"): f"{summary['closed']:.0%}",
     }
+    # the strength counts, counted here from the committed scorecard file (not by the view)
+    import json
+
+    scored = json.loads((BOOK.parents[1] / "data" / "results" / "scorecard.json").read_text(encoding="utf-8"))
+    misses = [i for i in scored["items"] if i["paper"] == "alidpfl" and i["status"] == "miss"]
+    index_expected[("report.ipynb", "report-strength-alidpfl-misses")] = str(len(misses))
+    for strength in ("reproduced", "consistent", "excluded", "open"):
+        index_expected[("report.ipynb", f"report-strength-alidpfl-{strength}")] = str(
+            sum(i.get("strength") == strength for i in misses))
     index = BOOK / "index.md"
     assert _citations(index.read_text(encoding="utf-8"), index) == index_expected
     # the index's words around them

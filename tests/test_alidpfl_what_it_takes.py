@@ -3,6 +3,8 @@ rule, the wide model, the view's tables and the cause of a miss."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
@@ -278,14 +280,39 @@ def test_miss_split_counts_each_cause_and_strength():
               "tolerance": {"abs": 2.0}},
              {"id": "alidpfl-main-TII-tau-2-rs-eq-rc-fmnist-eps-1p75", "paper_value": 99.0, "ours": 60.0,
               "tolerance": {"abs": 2.0}}]
-    frame = view.miss_split_frame(items, _synthetic())
-    assert frame.loc[("unstated-setting", "reproduced"), "misses"] == 1
-    assert frame.loc[("unstated-setting", "consistent"), "misses"] == 1
-    assert frame.loc[("model-or-data-differs", "excluded"), "misses"] == 1
-    assert frame.loc[("all", ""), "misses"] == 3
+    causes = [view.miss_cause(item, "paper", _synthetic())[:2] for item in items]
+    assert causes == [("unstated-setting", "reproduced"), ("unstated-setting", "consistent"),
+                      ("model-or-data-differs", "excluded")]
+    # the page's split reads the committed scorecard: items it does not list are not misses
+    assert view.scorecard_split([{"id": "alidpfl-main-no-such-cell"}]) == [("not a miss", "")]
     facts = view.glued(_synthetic(), 80.0, items)
-    assert facts["misses"] == "3" and facts["unstated"] == "2"
+    split = view.scorecard_split(items)
+    assert facts["misses"] == "3"
+    assert facts["unstated"] == str(sum(c == "unstated-setting" for c, _ in split))
+    assert facts["differs"] == str(sum(c == "model-or-data-differs" for c, _ in split))
     assert facts["best-valid"] == "eta x 16" and facts["best-broken"] == "steps x 4"
+
+
+def test_the_page_split_is_the_scorecards_and_agrees_with_the_search_on_the_stored_misses():
+    """The scorecard's split (the strength rule on every reading, the search's included) and
+    :func:`miss_cause` (the search alone, same rule) agree on every stored table miss's strength
+    where the search decides it; the frame counts every miss once."""
+    import json
+
+    items = view.table_misses("paper")
+    split = view.scorecard_split(items)
+    assert all(c in ("unstated-setting", "model-or-data-differs") for c, _ in split)
+    frame = view.miss_split_frame(items, None)
+    assert frame.loc[("all", ""), "misses"] == len(items) == sum(frame["misses"].iloc[:-1])
+    scored = json.loads((Path(__file__).resolve().parents[1] / "data" / "results" / "scorecard.json").read_text())
+    by_id = {i["id"]: i for i in scored["items"]}
+    assert [(by_id[i["id"]]["cause"], by_id[i["id"]]["strength"]) for i in items] == split
+    # the scorecard's readings include the search's, so a miss the search alone brackets
+    # (consistent) stays bracketed: the scorecard never calls it excluded
+    search = dict(zip((i["id"] for i in items), (view.miss_cause(i, "paper")[:2] for i in items), strict=True))
+    for item, (_cause, strength) in zip(items, split, strict=True):
+        if search[item["id"]][1] == "consistent":
+            assert strength in ("consistent", "reproduced"), item["id"]
 
 
 def test_the_stored_tables_misses_are_fashion_mnist_cells_beyond_the_tolerance():

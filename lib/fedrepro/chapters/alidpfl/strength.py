@@ -11,8 +11,15 @@ stated readings stored today:
   measured at one setting is taken to move every cell alike: an approximation that gives the
   range the readings span, never a reading of the cell (so at most ``consistent``).
 
-A later result (e.g. a per-cell search of what it would take) plugs in as one more function
-of the same shape, ``{item id: Readings}``, merged in :func:`readings`.
+* the stated search of what it would take (:mod:`fedrepro.chapters.alidpfl.what_it_takes`,
+  ``alidpfl/what-it-takes-*.json``): every rung that keeps the accounting valid. At the
+  reference cell (τ = 1, ε = 1.55, R_s = 2R_c) its runs are readings of the cell itself; at
+  every other cell each rung's gain over the reader's recipe there is added to the cell's
+  value and widens the range (never a reading of the cell: at most ``consistent``).
+
+The ALI-DPFL scorecard gives each table miss its cause from the same judgement
+(:func:`fedrepro.chapters.alidpfl.scorecard.table_outcomes`): ``unstated-setting`` where the
+readings reach or bracket the paper, ``model-or-data-differs`` where they all miss it.
 """
 
 from __future__ import annotations
@@ -49,11 +56,16 @@ def study_shifts(profile: str = "paper") -> tuple[float, float]:
 def table_readings(profile: str = "paper") -> dict[str, Readings]:
     """``{cell id: Readings}`` of every Fashion-MNIST cell of Tables II-IV we run."""
     from fedrepro.chapters.alidpfl import experiments, tables
+    from fedrepro.chapters.alidpfl import what_it_takes as wit
     from fedrepro.report import paper
 
     result = experiments.load_tables(profile, 0)
     code = tables.stored_tables(profile, 0, "authors_code")
     lo, hi = study_shifts(profile)
+    recipe, rungs = wit.reference_readings(wit.load_chapter(profile))
+    valid = {name: float(acc) for name, acc, ok in rungs if ok}
+    gains = [0.0] + [acc - recipe for acc in valid.values()]
+    search = ", ".join(wit.evidence_paths(profile))
     out: dict[str, Readings] = {}
     for name, tid in tables.TABLES.items():
         for cell in paper.load_table(tid):
@@ -71,8 +83,14 @@ def table_readings(profile: str = "paper") -> dict[str, Readings]:
             if cell.row in code_row:
                 values["authors' code (q = 0.05, divisor 64)"] = float(code_row[cell.row])
                 evidence.append("alidpfl/tables-authors_code-seed0.json")
-            out[cell.id] = Readings(values=values, evidence=", ".join(evidence), span=(ours + lo, ours + hi),
-                                    sources={name: "alidpfl/tables-authors_code-seed0.json" for name in values})
+            sources = {reading: "alidpfl/tables-authors_code-seed0.json" for reading in values}
+            if cell.id == wit.REFERENCE_CELL:
+                for rung, acc in valid.items():
+                    values[f"what it would take, {rung}"] = acc
+                    sources[f"what it would take, {rung}"] = search
+            evidence.append(search)
+            span = (ours + min(lo, min(gains)), ours + max(hi, max(gains)))
+            out[cell.id] = Readings(values=values, evidence=", ".join(evidence), span=span, sources=sources)
     return out
 
 

@@ -43,7 +43,7 @@ from fedrepro.experiments.alidpfl.what_it_takes import (
 __all__ = ["REACH_TOLERANCE", "rung_accounting", "rungs_frame", "what_it_takes_frame", "figure_ladders",
            "classify_miss", "miss_cause", "reference_readings", "STRENGTHS", "paper_reference",
            "evidence_paths", "load_chapter", "CHAPTER_KNOBS", "SAME_RUNS", "with_reading_seeds",
-           "miss_split_frame", "glued", "planned_accounting"]
+           "miss_split_frame", "scorecard_split", "glued", "planned_accounting"]
 
 #: Points of accuracy within which a rung counts as reaching the paper (the tables' tolerance,
 #: ``data/paper/tolerances.yaml``, alidpfl-main-TII: abs 2.0).
@@ -254,11 +254,12 @@ def classify_miss(paper_value: float, ours: float, tolerance: float, recipe: flo
 
     * ``unstated-setting``, ``reproduced``: direct, and a valid reading lands within
       ``tolerance`` of the paper;
-    * ``unstated-setting``, ``consistent``: the paper lies within ``tolerance`` of the span
-      [min, max] of the valid readings' values and no run at this cell lands (for an item
-      other than the reference cell, "lands" could only be carried over, never run);
-    * ``model-or-data-differs``, ``excluded``: the paper lies outside that span by more than
-      the tolerance: every valid stated reading misses (range in the reason).
+    * ``unstated-setting``, ``consistent``: the paper lies inside the span [min, max] of the
+      valid readings' values and no run at this cell lands (for an item other than the
+      reference cell, "lands" could only be carried over, never run) — the scorecard's rule
+      (:func:`fedrepro.report.strength.judge`: inside the range, no tolerance added);
+    * ``model-or-data-differs``, ``excluded``: the paper lies outside that span: every valid
+      stated reading misses (range in the reason).
     """
     for name, value in (("paper_value", paper_value), ("ours", ours), ("tolerance", tolerance),
                         ("recipe", recipe)):
@@ -276,7 +277,7 @@ def classify_miss(paper_value: float, ours: float, tolerance: float, recipe: flo
     if direct and abs(best[1] - paper_value) <= tolerance:
         return "unstated-setting", "reproduced", (f"{best[0]} reaches {best[1]:.1f} % against the paper's "
                                                   f"{paper_value:.1f} % (within {tolerance:g}); {span}")
-    if lo - tolerance <= paper_value <= hi + tolerance:
+    if lo <= paper_value <= hi:
         return "unstated-setting", "consistent", (f"the paper's {paper_value:.1f} % lies within {span} "
                                                   f"(closest: {best[0]}, {best[1]:.1f} %)")
     side = "above" if paper_value > hi else "below"
@@ -335,15 +336,28 @@ def table_misses(profile: str = "paper") -> list[dict[str, Any]]:
     return items
 
 
+def scorecard_split(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(cause, strength) of each of ``items`` in the committed scorecard
+    (``data/results/scorecard.json``), where the ALI-DPFL provider splits the table misses by
+    the strength rule on every stated reading, this search's included
+    (:func:`fedrepro.chapters.alidpfl.scorecard.split_table_misses`). An item the scorecard
+    does not list as a miss is ``("not a miss", "")``."""
+    from fedrepro.report import scorecard
+
+    by_id = {it.id: it for it in scorecard.load() if it.status == "miss"}
+    return [(by_id[i["id"]].cause, by_id[i["id"]].strength) if i["id"] in by_id else ("not a miss", "")
+            for i in items]
+
+
 def miss_split_frame(items: Sequence[Mapping[str, Any]], results: Mapping[str, Mapping[str, Mapping[str, Any]]],
                      profile: str = "paper"):
-    """How many of ``items`` (:func:`table_misses`) :func:`miss_cause` gives each cause and
-    strength, from ``results``."""
+    """How many of ``items`` (:func:`table_misses`) have each cause and strength in the
+    committed scorecard (:func:`scorecard_split`; ``results`` and ``profile`` are kept for the
+    callers and unused)."""
     import pandas as pd
 
     counts: dict[tuple[str, str], int] = {}
-    for item in items:
-        cause, strength = miss_cause(item, profile, results)[:2]
+    for cause, strength in scorecard_split(items):
         counts[(cause, strength)] = counts.get((cause, strength), 0) + 1
     rows = [{"cause": c, "strength": s, "misses": n} for (c, s), n in sorted(counts.items())]
     rows.append({"cause": "all", "strength": "", "misses": len(items)})
@@ -361,7 +375,7 @@ def glued(results: Mapping[str, Mapping[str, Mapping[str, Any]]], paper_level: f
     broken = [r for r in rows if not r["valid"]]
     best_broken = max(broken, key=lambda r: r["mean"]) if broken else None
     reach_valid = sorted({r["knob"] for r in valid if r["mean"] >= paper_level - REACH_TOLERANCE})
-    causes = [miss_cause(it, profile, results)[:2] for it in items]
+    causes = scorecard_split(items)
     out = {"recipe": f"{recipe['mean']:.1f}", "paper": f"{paper_level:.1f}",
            "best-valid": best["rung"], "best-valid-acc": f"{best['mean']:.1f}",
            "best-valid-gap": f"{paper_level - best['mean']:.1f}",
