@@ -171,16 +171,19 @@ def verdicts(result: dict[str, Any], budget: float) -> dict[float, dict[str, str
     return out
 
 
-def verdict_text(fair: dict[str, Any], old: dict[str, Any], budget: float) -> Text:
-    """The verdicts of the fair table and where they differ from T2's (old grids)."""
+def verdict_text(fair: dict[str, Any], old: dict[str, Any], budget: float,
+                 labels: dict[str, str] | None = None) -> Text:
+    """The verdicts of the fair table and where they differ from the task's (old grids)."""
+    labels = LABELS if labels is None else labels
     new_v, old_v = verdicts(fair, budget), verdicts(old, budget)
     lines = []
     for eps, v in new_v.items():
         leader = next(a for a, s in v.items() if s == "leader")
-        level = [LABELS[a] for a, s in v.items() if s == "level"]
-        changed = [LABELS[a] for a, s in v.items() if old_v.get(eps, {}).get(a) not in (None, s)]
-        lines.append(f"- ε = {eps:g}: {LABELS[leader]} leads" + (f"; level with it: {', '.join(level)}" if level else "")
-                     + (f" (verdict changed from T2's grids: {', '.join(changed)})" if changed else ""))
+        level = [labels.get(a, a) for a, s in v.items() if s == "level"]
+        changed = [labels.get(a, a) for a, s in v.items() if old_v.get(eps, {}).get(a) not in (None, s)]
+        lines.append(f"- ε = {eps:g}: {labels.get(leader, leader)} leads"
+                     + (f"; level with it: {', '.join(level)}" if level else "")
+                     + (f" (verdict changed from the old grids: {', '.join(changed)})" if changed else ""))
     return Text("\n".join(lines))
 
 
