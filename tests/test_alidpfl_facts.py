@@ -576,9 +576,9 @@ def test_the_index_and_the_errata_cite_what_the_independent_sources_give():
 
     scored = json.loads((BOOK.parents[1] / "data" / "results" / "scorecard.json").read_text(encoding="utf-8"))
     misses = [i for i in scored["items"] if i["paper"] == "alidpfl" and i["status"] == "miss"]
-    index_expected[("report.ipynb", "report-strength-alidpfl-misses")] = str(len(misses))
+    index_expected[("report.ipynb", "report-strength-alidpfl-misses:d")] = str(len(misses))
     for strength in ("reproduced", "consistent", "excluded", "open"):
-        index_expected[("report.ipynb", f"report-strength-alidpfl-{strength}")] = str(
+        index_expected[("report.ipynb", f"report-strength-alidpfl-{strength}:d")] = str(
             sum(i.get("strength") == strength for i in misses))
     index = BOOK / "index.md"
     assert _citations(index.read_text(encoding="utf-8"), index) == index_expected

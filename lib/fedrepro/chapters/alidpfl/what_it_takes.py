@@ -349,15 +349,24 @@ def scorecard_split(items: Sequence[Mapping[str, Any]]) -> list[tuple[str, str]]
             for i in items]
 
 
+def _split(items: Sequence[Mapping[str, Any]], profile: str,
+           results: Mapping[str, Mapping[str, Mapping[str, Any]]] | None) -> list[tuple[str, str]]:
+    """The scorecard's split at the paper profile (:func:`scorecard_split`); at the quick
+    profile, which has no scorecard, the search's own rule (:func:`miss_cause`)."""
+    if profile == "paper":
+        return scorecard_split(items)
+    return [miss_cause(item, profile, results)[:2] for item in items]
+
+
 def miss_split_frame(items: Sequence[Mapping[str, Any]], results: Mapping[str, Mapping[str, Mapping[str, Any]]],
                      profile: str = "paper"):
     """How many of ``items`` (:func:`table_misses`) have each cause and strength in the
-    committed scorecard (:func:`scorecard_split`; ``results`` and ``profile`` are kept for the
-    callers and unused)."""
+    committed scorecard at the paper profile (:func:`scorecard_split`), by :func:`miss_cause`
+    on ``results`` at the quick profile."""
     import pandas as pd
 
     counts: dict[tuple[str, str], int] = {}
-    for cause, strength in scorecard_split(items):
+    for cause, strength in _split(items, profile, results):
         counts[(cause, strength)] = counts.get((cause, strength), 0) + 1
     rows = [{"cause": c, "strength": s, "misses": n} for (c, s), n in sorted(counts.items())]
     rows.append({"cause": "all", "strength": "", "misses": len(items)})
@@ -375,7 +384,7 @@ def glued(results: Mapping[str, Mapping[str, Mapping[str, Any]]], paper_level: f
     broken = [r for r in rows if not r["valid"]]
     best_broken = max(broken, key=lambda r: r["mean"]) if broken else None
     reach_valid = sorted({r["knob"] for r in valid if r["mean"] >= paper_level - REACH_TOLERANCE})
-    causes = scorecard_split(items)
+    causes = _split(items, profile, results)
     out = {"recipe": f"{recipe['mean']:.1f}", "paper": f"{paper_level:.1f}",
            "best-valid": best["rung"], "best-valid-acc": f"{best['mean']:.1f}",
            "best-valid-gap": f"{paper_level - best['mean']:.1f}",

@@ -54,13 +54,13 @@ def table_of(t2_result: dict[str, Any], baselines: dict[str, Any], budget: float
         rows.append({"ε": f"{r.epsilon:g}", "best private T2 algorithm": T2_LABELS[r.best_private],
                      "its accuracy (%)": _pct(r.private, r.private_sd),
                      "central DP-SGD (%)": _pct(r.central, r.central_sd),
-                     "central − private (pts)": _gap(r.central, r.private),
+                     "central − private (pts)": _gap(r.central, r.central_sd, r.private, r.private_sd),
                      "client-level DP-FedAvg (%)": _pct(r.client, r.client_sd),
-                     "client-level − private (pts)": _gap(r.client, r.private),
+                     "client-level − private (pts)": _gap(r.client, r.client_sd, r.private, r.private_sd),
                      "its ceiling (%)": _pct(r.own_ceiling, r.own_ceiling_sd),
-                     "its ceiling − private (pts)": _gap(r.own_ceiling, r.private),
+                     "its ceiling − private (pts)": _gap(r.own_ceiling, r.own_ceiling_sd, r.private, r.private_sd),
                      "best ceiling (%)": _pct(r.best_ceiling, r.best_ceiling_sd),
-                     "best ceiling − private (pts)": _gap(r.best_ceiling, r.private)})
+                     "best ceiling − private (pts)": _gap(r.best_ceiling, r.best_ceiling_sd, r.private, r.private_sd)})
     return pd.DataFrame(rows).set_index("ε")
 
 
