@@ -98,7 +98,7 @@ test: setup
 # the cheap results every run, one group of the long ones by commit (every result within a few
 # commits; it prints its coverage). The default keeps CI (.ci/run) within 40 min on 2 cores;
 # `make verify VERIFY_BUDGET_S=` recomputes every result.
-VERIFY_BUDGET_S ?= 1000
+VERIFY_BUDGET_S ?= 900
 verify: setup
 	FEDREPRO_WORKERS=$${FEDREPRO_WORKERS:-$(WORKERS)} FEDREPRO_VERIFY_BUDGET_S=$(VERIFY_BUDGET_S) \
 		$(BIN)/python -m fedrepro.core.verify
