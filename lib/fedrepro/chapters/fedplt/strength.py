@@ -12,7 +12,11 @@ the value every stated reading gives in the item's unit (:class:`~fedrepro.repor
   Table II, span the range);
 * :func:`claim_readings`, the claims about v1 Fig. 3 and v1 Table II under the one reading
   each group is judged under (whether each holds);
-* :func:`tuning_readings`, v2 Table IX and v1 C11 (the tuning chapter's readings).
+* :func:`tuning_readings`, v2 Table IX and v1 C11 (the tuning chapter's readings);
+* :func:`table_claim_readings`, v2 C17, C20 and C21 under the readings of a whole table;
+* :func:`finite_ne_readings`, v2 C08 and C29 with ``rho`` fixed at the ``N_e = 5`` optimum;
+* :func:`figure_readings`, v1 Figs. 2 and 3 (every claim about the figure) under each reading
+  of the v1 problem.
 
 A time is a count of iterations times the cost of one iteration, the same for every reading
 of a cell: a reading's time is its ``K*`` times ours per iteration.
