@@ -29,15 +29,18 @@ def _judged(item: scorecard.Item, readings: Readings | None) -> str:
 # --------------------------------------------------------------------------- the rule of partly tried readings
 
 
-def test_a_reading_tried_in_part_keeps_an_item_open_unless_another_makes_it_hold():
+def test_claim_values_become_readings_with_those_tried_in_part_set_apart():
     from fedrepro.chapters.fedplt.strength import _all_of, _claim_item
 
     assert _all_of([True, None]) is None and _all_of([True, None, False]) is False and _all_of([True, True]) is True
     assert _all_of([]) is None
-    assert _claim_item({"a": False, "b": None}, "x/y.json") is None  # b could make it hold: open
-    assert _claim_item({"a": True, "b": None}, "x/y.json").values == {"a": True}
-    assert _claim_item({"a": False}, "x/y.json").values == {"a": False}
-    assert _claim_item({"a": None}, "x/y.json") is None
+    found = _claim_item({"a": False, "b": None}, "x/y.json")
+    assert found.values == {"a": False} and found.partial == ("b",)
+    assert judge("a claim", None, found).strength == "open"  # b could make it hold
+    assert judge("a claim", None, _claim_item({"a": True, "b": None}, "x/y.json")).strength == "reproduced"
+    assert judge("a claim", None, _claim_item({"a": False}, "x/y.json")).strength == "excluded"
+    assert judge("a claim", None, _claim_item({"a": None}, "x/y.json")).strength == "open"
+    assert _claim_item({}, "x/y.json") is None
 
 
 # --------------------------------------------------------------------------- Fed-PLT
@@ -76,9 +79,9 @@ def test_v2_c17_c20_c21_under_the_decade_grid_by_their_own_rules(card):
     assert values["fedplt-v2-C17"]["decade grid"] and values["fedplt-v2-C21"]["decade grid"]
     assert values["fedplt-v2-C20"]["decade grid"] is False
     assert all(v["tight smoothness constant"] is None for v in values.values())  # tried in part only
-    assert "fedplt-v2-C20" not in found  # none holds while one is tried in part: open
+    assert found["fedplt-v2-C20"].partial == ("tight smoothness constant",)  # none holds, one in part: open
     for cid, expected in (("fedplt-v2-C17", "reproduced"), ("fedplt-v2-C21", "reproduced"), ("fedplt-v2-C20", "open")):
-        assert _judged(card[cid], found.get(cid)) == expected == card[cid].strength, cid
+        assert _judged(card[cid], found[cid]) == expected == card[cid].strength, cid
     assert card["fedplt-v2-C17"].reading == "decade grid"
     assert "fedplt/reading-v2-decade-grid.json" in card["fedplt-v2-C17"].evidence
 
@@ -138,8 +141,8 @@ def test_v1_fig2_stays_open_for_want_of_exact_prs_under_the_printed_class(card):
         found = strength.figure_readings("paper")
     assert 0.1 <= r["argmin_rho"] <= 1.0 and min(r["rate_low_end"], r["rate_high_end"]) > r["min_rate"] + 0.1
     assert values["'weight 5, s = 1'"] is None and not any(v for v in values.values())
-    assert "fedplt-v1-F2" not in found
-    assert card["fedplt-v1-F2"].strength == "open"
+    assert "'weight 5, s = 1'" in found["fedplt-v1-F2"].partial
+    assert _judged(card["fedplt-v1-F2"], found["fedplt-v1-F2"]) == "open" == card["fedplt-v1-F2"].strength
 
 
 # --------------------------------------------------------------------------- DP-FedPAQ

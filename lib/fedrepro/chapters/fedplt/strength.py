@@ -242,10 +242,11 @@ def tuning_readings(profile: str = "paper") -> dict[str, Readings]:
 # A claim (or a figure) about several numbers holds under a reading when its own rule holds on
 # those numbers as the reading gives them. A reading is *decided* for an item when the store
 # holds every number the rule reads under it; one stored for some of them only is *tried in
-# part*: it gives no value, and while one is, an item that no reading makes hold stays ``open``
-# (:func:`_claim_item`): the part not run could make it hold. Figures: a figure holds when every
-# claim about it holds (its scorecard tolerance), so a reading's value for it is the conjunction
-# of its claims' values, decided ``False`` as soon as one claim fails.
+# part* (``Readings.partial``): it gives no value, and while one is, an item that no reading
+# makes hold stays ``open`` (:func:`fedrepro.report.strength.judge`): the part not run could make
+# it hold. Figures: a figure holds when every claim about it holds (its scorecard tolerance), so
+# a reading's value for it is the conjunction of its claims' values, decided ``False`` as soon
+# as one claim fails.
 
 
 def _all_of(values: list[bool | None]) -> bool | None:
@@ -257,14 +258,12 @@ def _all_of(values: list[bool | None]) -> bool | None:
 
 def _claim_item(values: Mapping[str, bool | None], evidence: str,
                 sources: Mapping[str, str] | None = None) -> Readings | None:
-    """The :class:`Readings` of a claim from ``{reading: holds, or None when tried in part}``:
-    the decided readings, or None (``open``) when none holds while one is tried in part."""
-    decided = {k: bool(v) for k, v in values.items() if v is not None}
-    if not any(decided.values()) and len(decided) < len(values):
+    """The :class:`Readings` of a claim from ``{reading: holds, or None when tried in part}``
+    (None when no reading is tried at all)."""
+    if not values:
         return None
-    if not decided:
-        return None
-    return Readings(values=decided, evidence=evidence, sources=dict(sources or {}))
+    return Readings(values={k: bool(v) for k, v in values.items() if v is not None}, evidence=evidence,
+                    sources=dict(sources or {}), partial=tuple(k for k, v in values.items() if v is None))
 
 
 #: The readings of v2 Tables II-IV that apply to every algorithm (a table under one of them is
@@ -322,7 +321,7 @@ def table_claim_readings(profile: str = "paper") -> dict[str, Readings]:
     out: dict[str, Readings] = {}
     for claim, values in table_claim_values(profile).items():
         evidence = ", ".join(names[r] for r in values)
-        found = _claim_item(values, evidence, {r: names[r] for r in values}) if values else None
+        found = _claim_item(values, evidence, {r: names[r] for r in values})
         if found is not None:
             out[claim] = found
     return out
