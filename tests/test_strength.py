@@ -50,6 +50,17 @@ def test_claims_are_reproduced_when_a_reading_makes_them_hold_else_excluded():
     assert judge("a claim", None, Readings({"r1": False}, "x/y.json")).strength == "excluded"
 
 
+def test_a_claim_no_reading_makes_hold_is_open_while_one_is_tried_in_part():
+    tried = Readings({"r1": False}, "x/y.json", partial=("r2",))
+    got = judge("a claim", None, tried)
+    assert got.strength == "open" and got.reading == "r1, r2 (in part)"
+    assert judge("a claim", None, Readings({"r1": True}, "x/y.json", partial=("r2",))).strength == "reproduced"
+    assert judge("a claim", None, Readings({}, "x/y.json", partial=("r2",))).strength == "open"
+    assert judge("a claim", None, Readings({"r1": False}, "x/y.json")).strength == "excluded"
+    with pytest.raises(ValueError, match="partial"):
+        Readings({"r1": False}, "x/y.json", partial=("r1",))
+
+
 def test_nothing_tried_is_open_and_bad_inputs_are_refused():
     assert judge(1.0, TOL, None).strength == "open"
     assert judge(1.0, TOL, Readings({}, "x/y.json")).strength == "open"

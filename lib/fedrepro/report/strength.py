@@ -12,7 +12,8 @@ that show it. Its strength says how far those results go (:data:`STRENGTHS`):
 ``excluded``
     every reading tried misses and the range they span leaves the paper's value out;
 ``open``
-    nothing is tried yet, or no rule reads the evidence yet (a miss whose cause is ``open`` is
+    nothing is tried yet, or no rule reads the evidence yet, or (a claim or figure) no reading
+    tried makes it hold while a reading is tried in part (a miss whose cause is ``open`` is
     ``excluded`` when the readings tried all fail, ``open`` otherwise: :func:`strength_of`).
 
 The rule is one function, :func:`judge`, applied to what a part's *reading provider* reports
@@ -21,7 +22,10 @@ the grid points that bracket it, the stored result holding them). Overshoot is n
 :attr:`Strength.signed_distance` is the closest reading's value minus the paper's, with its
 sign. Points of a tuning grid make a miss at most ``consistent``: a grid point is not a stated
 reading. For a claim (or a figure) a reading's value is whether the claim holds under it:
-``reproduced`` when one reading makes it hold, ``excluded`` when none does.
+``reproduced`` when one reading makes it hold, ``excluded`` when none does and every reading
+was tried in full. A reading is *tried in part* (:attr:`Readings.partial`) when the store holds
+some of the numbers the claim's rule reads under it, not all: it has no value, and while one
+is, a claim that no reading makes hold stays ``open`` (the part not run could make it hold).
 """
 
 from __future__ import annotations
@@ -39,7 +43,8 @@ STRENGTHS: dict[str, str] = {
     "consistent": "no reading lands, but the paper's value lies inside the range stated readings (and bracketing "
                   "grid points) span",
     "excluded": "every reading tried misses, and the range they span leaves the paper's value out",
-    "open": "nothing tried yet (or no rule reads the evidence yet)",
+    "open": "nothing tried yet (or no rule reads the evidence yet, or no reading makes a claim hold while "
+            "one is tried in part only)",
 }
 
 
@@ -51,12 +56,14 @@ class Readings:
     reading); ``span``: ``(lo, hi)`` of the grid points that may bracket the paper's value
     (never a reading of its own), or None; ``evidence``: the stored results (comma-separated)
     holding them; ``sources``: where known, ``{reading name: its stored results}`` (what a
-    ``reproduced`` item adds to its evidence)."""
+    ``reproduced`` item adds to its evidence); ``partial``: the readings tried in part (a claim's
+    rule meets numbers not stored under them), which have no value."""
 
     values: Mapping[str, Any]
     evidence: str
     span: tuple[float, float] | None = None
     sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    partial: tuple[str, ...] = ()
 
     def source(self, reading: str) -> str:
         """The stored results of one reading (``sources``), or all of ``evidence``."""
@@ -67,6 +74,8 @@ class Readings:
             raise ValueError("evidence must name the stored results that hold the readings")
         if self.span is not None and not self.span[0] <= self.span[1]:
             raise ValueError(f"span must be (lo, hi) with lo <= hi, got {self.span}")
+        if set(self.partial) & set(self.values):
+            raise ValueError(f"partial must name readings without a value, got {sorted(set(self.partial) & set(self.values))}")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -114,15 +123,22 @@ def judge(paper_value: Any, tolerance: Any, readings: Readings | None, ours: Any
     Numbers: a reading within ``tolerance`` of ``paper_value`` is ``reproduced`` (the closest
     such); else the paper's value inside the range of the readings and ``span`` is
     ``consistent``; else ``excluded``. Booleans (a claim under each reading): one that holds is
-    ``reproduced``, none ``excluded``. Readings that give no number (not reached) count as
-    tried but span nothing."""
-    if readings is None or (not readings.values and readings.span is None):
+    ``reproduced``, none ``excluded``, or ``open`` while a reading is tried in part
+    (``readings.partial``; the readings are then named, those tried in part marked). Readings
+    that give no number (not reached) count as tried but span nothing."""
+    if readings is None or (not readings.values and readings.span is None and not readings.partial):
         return Strength("open")
     values = dict(readings.values)
     names = ", ".join(values)
+    if not values and readings.span is None:  # only readings tried in part
+        return Strength("open", ", ".join(f"{p} (in part)" for p in readings.partial))
     if values and all(isinstance(v, bool) for v in values.values()):
         holds = [name for name, v in values.items() if v]
-        return Strength("reproduced", holds[0]) if holds else Strength("excluded", names)
+        if holds:
+            return Strength("reproduced", holds[0])
+        if readings.partial:
+            return Strength("open", ", ".join([*values, *(f"{p} (in part)" for p in readings.partial)]))
+        return Strength("excluded", names)
     if not isinstance(paper_value, (int, float)) or isinstance(paper_value, bool):
         raise ValueError(f"paper_value must be a number to judge numeric readings, got {paper_value!r}")
     paper = float(paper_value)

@@ -17,6 +17,12 @@ stated readings stored today:
   every other cell each rung's gain over the reader's recipe there is added to the cell's
   value and widens the range (never a reading of the cell: at most ``consistent``).
 
+:func:`claim_readings` gives claim C01 (the τ* of the bound does as well as the best fixed τ in
+every R_s < R_c cell) the stated readings of seed 0 stored today, each decided by the
+scorecard's own rule (:func:`fedrepro.chapters.alidpfl.claims.tables_outcomes`): the authors'-code
+reading and the public code's closed-form τ* (``alidpfl/closed-form-tau-seed0.json``). The other
+stored seeds of the library's reading are seeds, not readings: they are left out.
+
 The ALI-DPFL scorecard gives each table miss its cause from the same judgement
 (:func:`fedrepro.chapters.alidpfl.scorecard.table_outcomes`): ``unstated-setting`` where the
 readings reach or bracket the paper, ``model-or-data-differs`` where they all miss it.
@@ -30,7 +36,7 @@ import numpy as np
 
 from fedrepro.report.strength import Readings
 
-__all__ = ["readings", "study_shifts", "table_readings"]
+__all__ = ["claim_readings", "claim_values", "readings", "study_shifts", "table_readings"]
 
 
 def study_shifts(profile: str = "paper") -> tuple[float, float]:
@@ -94,7 +100,44 @@ def table_readings(profile: str = "paper") -> dict[str, Readings]:
     return out
 
 
+#: The claims :func:`claim_readings` reads.
+CLAIMS: tuple[str, ...] = ("alidpfl-main-C01",)
+
+
+def claim_values(profile: str = "paper") -> dict[str, dict[str, tuple[bool, str]]]:
+    """``{claim: {reading: (holds, stored result)}}`` for :data:`CLAIMS` on seed 0, by the
+    scorecard's rule on the seed's tables under each reading stored: the authors'-code tables,
+    and the library's tables with ALI-DPFL's entries of every R_s < R_c cell taken from the
+    closed-form runs (:func:`fedrepro.chapters.alidpfl.closed_form_effects.verdicts`)."""
+    from fedrepro.chapters.alidpfl import claims, closed_form, closed_form_effects, tables
+
+    out: dict[str, dict[str, tuple[bool, str]]] = {cid: {} for cid in CLAIMS}
+    code = tables.stored_tables(profile, 0, "authors_code")
+    if code is not None:
+        decided = claims.tables_outcomes(code, profile)
+        for cid in CLAIMS:
+            out[cid]["authors' code (q = 0.05, divisor 64)"] = (decided[cid].status == "match",
+                                                                "alidpfl/tables-authors_code-seed0.json")
+    closed = closed_form_effects.verdicts(profile) or {}
+    if 0 in closed:
+        name = f"alidpfl/{closed_form.ClosedFormConfig(profile=profile, seed=0).result_name()}.json"
+        for cid in CLAIMS:
+            out[cid]["the public code's closed-form tau*"] = (closed[0][cid].status == "match", name)
+    return out
+
+
+def claim_readings(profile: str = "paper") -> dict[str, Readings]:
+    """``{claim id: Readings}`` from :func:`claim_values`."""
+    out: dict[str, Readings] = {}
+    for cid, found in claim_values(profile).items():
+        if found:
+            sources = {name: stored for name, (_, stored) in found.items()}
+            out[cid] = Readings(values={name: ok for name, (ok, _) in found.items()},
+                                evidence=", ".join(dict.fromkeys(sources.values())), sources=sources)
+    return out
+
+
 def readings(profile: str = "paper") -> dict[str, Readings]:
     """Every ALI-DPFL item's readings (the reading provider of
     :data:`fedrepro.report.scorecard.READING_PROVIDERS`)."""
-    return table_readings(profile)
+    return {**table_readings(profile), **claim_readings(profile)}

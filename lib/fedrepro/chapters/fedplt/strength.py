@@ -12,7 +12,11 @@ the value every stated reading gives in the item's unit (:class:`~fedrepro.repor
   Table II, span the range);
 * :func:`claim_readings`, the claims about v1 Fig. 3 and v1 Table II under the one reading
   each group is judged under (whether each holds);
-* :func:`tuning_readings`, v2 Table IX and v1 C11 (the tuning chapter's readings).
+* :func:`tuning_readings`, v2 Table IX and v1 C11 (the tuning chapter's readings);
+* :func:`table_claim_readings`, v2 C17, C20 and C21 under the readings of a whole table;
+* :func:`finite_ne_readings`, v2 C08 and C29 with ``rho`` fixed at the ``N_e = 5`` optimum;
+* :func:`figure_readings`, v1 Figs. 2 and 3 (every claim about the figure) under each reading
+  of the v1 problem.
 
 A time is a count of iterations times the cost of one iteration, the same for every reading
 of a cell: a reading's time is its ``K*`` times ours per iteration.
@@ -27,7 +31,9 @@ import numpy as np
 
 from fedrepro.report.strength import Readings
 
-__all__ = ["claim_readings", "readings", "time_readings", "tuning_readings", "v1_rate_readings"]
+__all__ = ["TABLE_CLAIMS", "TABLE_READINGS", "claim_readings", "figure_readings", "figure_values", "finite_ne_readings",
+           "finite_ne_values", "readings", "table_claim_readings", "table_claim_values", "time_readings",
+           "tuning_readings", "v1_rate_readings"]
 
 
 def _finite(x: Any) -> bool:
@@ -231,8 +237,226 @@ def tuning_readings(profile: str = "paper") -> dict[str, Readings]:
     return out
 
 
+# --------------------------------------------------------------------------- claims and figures under whole readings
+#
+# A claim (or a figure) about several numbers holds under a reading when its own rule holds on
+# those numbers as the reading gives them. A reading is *decided* for an item when the store
+# holds every number the rule reads under it; one stored for some of them only is *tried in
+# part* (``Readings.partial``): it gives no value, and while one is, an item that no reading
+# makes hold stays ``open`` (:func:`fedrepro.report.strength.judge`): the part not run could make
+# it hold. Figures: a figure holds when every claim about it holds (its scorecard tolerance), so
+# a reading's value for it is the conjunction of its claims' values, decided ``False`` as soon
+# as one claim fails.
+
+
+def _all_of(values: list[bool | None]) -> bool | None:
+    """Three-valued conjunction: False if one is False, True if all are True, else None."""
+    if any(v is False for v in values):
+        return False
+    return True if values and all(v is True for v in values) else None
+
+
+def _claim_item(values: Mapping[str, bool | None], evidence: str,
+                sources: Mapping[str, str] | None = None) -> Readings | None:
+    """The :class:`Readings` of a claim from ``{reading: holds, or None when tried in part}``
+    (None when no reading is tried at all)."""
+    if not values:
+        return None
+    return Readings(values={k: bool(v) for k, v in values.items() if v is not None}, evidence=evidence,
+                    sources=dict(sources or {}), partial=tuple(k for k, v in values.items() if v is None))
+
+
+#: The readings of v2 Tables II-IV that apply to every algorithm (a table under one of them is
+#: the table's rule on its cells under it): :func:`time_readings` names them. TAMUNA's readings
+#: (its compression) are readings of TAMUNA's cells, not of a table.
+TABLE_READINGS: tuple[str, ...] = ("decade grid", "tight smoothness constant")
+
+#: The comparison claims read under :data:`TABLE_READINGS`: v2 C17 (Table III: Fed-PLT slower
+#: than FedLin when communication is cheap, faster when it is expensive), C20 (Table IV: Fed-PLT
+#: the fastest but for the last set-up) and C21 (Table IV: partial participation slows Fed-PLT and
+#: speeds up 5GCS), each by its own rule (:mod:`fedrepro.chapters.fedplt.comparison.claims`).
+TABLE_CLAIMS: tuple[str, ...] = ("fedplt-v2-C17", "fedplt-v2-C20", "fedplt-v2-C21")
+
+
+def table_claim_values(profile: str = "paper") -> dict[str, dict[str, bool | None]]:
+    """``{claim: {reading: holds}}`` for :data:`TABLE_CLAIMS` under each of
+    :data:`TABLE_READINGS`: the claim's rule on the table's times under the reading (a cell's
+    time under it from :func:`time_readings`); ``None`` where the reading is stored for some
+    of the cells the rule reads only (the rule meets a cell without a value: tried in part)."""
+    from fedrepro.chapters.fedplt.comparison import claims
+    from fedrepro.chapters.fedplt.comparison import experiments as cmp
+
+    rules = {"fedplt-v2-C17": (claims.TIII, claims.claim_v2_c17), "fedplt-v2-C20": (claims.TIV, claims.claim_v2_c20),
+             "fedplt-v2-C21": (claims.TIV, claims.claim_v2_c21)}
+    found, cells = time_readings(profile), cmp.time_cells(profile)
+    out: dict[str, dict[str, bool | None]] = {cid: {} for cid in TABLE_CLAIMS}
+    for reading in TABLE_READINGS:
+        times: dict[str, dict[tuple[str, str], float]] = {}
+        for cid, c in cells.items():
+            r = found.get(cid)
+            if r is not None and reading in r.values:
+                times.setdefault(c["table"], {})[(c["row"], c["column"])] = float(r.values[reading])
+        for claim, (tid, rule) in rules.items():
+            if not times.get(tid):
+                continue  # not tried on this table at all
+            try:
+                out[claim][reading] = bool(rule(times)[0])
+            except KeyError:  # a cell the rule reads has no run under the reading
+                out[claim][reading] = None
+    return out
+
+
+def table_claim_readings(profile: str = "paper") -> dict[str, Readings]:
+    """``{claim id: Readings}`` of :data:`TABLE_CLAIMS` (:func:`table_claim_values`).
+
+    Under the tight smoothness constant only the settings that no point of our grid explains
+    were rerun (``fedplt/reading-v2-tables-ii-iv-tight.json``), not Fed-PLT's own GD settings nor
+    5GCS: that reading is tried in part for every claim here; deciding it needs those settings
+    run under the tight constant (not run)."""
+    from fedrepro.chapters.fedplt.readings.tight_small import TightComparisonConfig
+    from fedrepro.experiments.fedplt.readings.decade_grid import DecadeGridConfig
+
+    names = {"decade grid": f"fedplt/{DecadeGridConfig.for_profile(profile).result_name()}.json",
+             "tight smoothness constant": f"fedplt/{TightComparisonConfig.for_profile(profile).result_name()}.json"}
+    out: dict[str, Readings] = {}
+    for claim, values in table_claim_values(profile).items():
+        evidence = ", ".join(names[r] for r in values)
+        found = _claim_item(values, evidence, {r: names[r] for r in values})
+        if found is not None:
+            out[claim] = found
+    return out
+
+
+def finite_ne_values(profile: str = "paper") -> dict[str, bool]:
+    """v2 C08/C29 ("an optimal, finite number of epochs") under the one other reading of v2
+    Table IX the sweeps hold (``rho`` fixed at the ``N_e = 5`` optimum rather than tuned per
+    ``N_e``, ours): the tuning chapter's rule
+    (:func:`~fedrepro.chapters.fedplt.tuning.checks.check_interior_optimum`) on its times."""
+    from fedrepro.chapters.fedplt.tuning import scorecard, sweeps
+    from fedrepro.chapters.fedplt.tuning.checks import check_interior_optimum
+
+    v2 = sweeps.load_v2_sweeps(profile)
+    times = scorecard._times_by_tc(v2, "fixed")  # noqa: SLF001 -- the chapter's own times of the sweeps
+    return {"rho fixed at the Ne = 5 optimum": bool(check_interior_optimum(times)[0])}
+
+
+def finite_ne_readings(profile: str = "paper") -> dict[str, Readings]:
+    """``{claim id: Readings}`` of v2 C08 and C29 (:func:`finite_ne_values`, paper profile:
+    the sweeps of v2 Table IX)."""
+    from fedrepro.chapters.fedplt.tuning import sweeps
+
+    if profile != "paper":
+        return {}
+    evidence = f"fedplt/{sweeps.V2SweepConfig.for_profile(profile).result_name()}.json"
+    values = finite_ne_values(profile)
+    return {cid: Readings(values=dict(values), evidence=evidence) for cid in ("fedplt-v2-C08", "fedplt-v2-C29")}
+
+
+def _v1_claims_under(profile: str) -> dict[tuple[float, float], dict[str, bool | None]]:
+    """``{reading of the v1 problem: {claim: holds or None}}`` for every claim about v1 Figs. 2
+    and 3, from what the store holds under each reading (the main setting left out: it is ours).
+
+    Each claim by the tuning chapter's own check (:mod:`fedrepro.chapters.fedplt.tuning.checks`):
+
+    * Fig. 2's curve (C11, C12's Fed-PLT and ``zeta`` halves, C16 (a)'s Fed-PLT argmin): the grid
+      of readings (``fedplt/reading-v1-grid.json``); ``zeta(rho)`` of Lemma 3 from the reading's
+      ``lam`` and ``lam_bar``;
+    * Fig. 3's curve at ``rho = 0.3`` (C03, C13, C14, C15, C17, v2 C13, C16 (b)): the Fig. 3
+      readings (``fedplt/reading-v1-fig3.json``);
+    * v1 Table II's Fed-PLT GD and AGD rates (C16 (c)): the tables under the reading;
+    * exact PRS's rate against ``rho`` (C12's other reference, C16 (a)): stored under no reading
+      (a run not made), so C16 is never decided ``True`` under a reading, and C12 is decided
+      ``True`` only through ``zeta``.
+    """
+    from fedrepro.chapters.fedplt.readings import effects
+    from fedrepro.chapters.fedplt.readings.epochs import load_readings_epochs
+    from fedrepro.chapters.fedplt.readings.experiments import MAIN, load_readings_grid
+    from fedrepro.chapters.fedplt.tuning import checks as sc
+    from fedrepro.chapters.fedplt.tuning.sweeps import ne_profile
+    from fedrepro.core.operators import prs_contraction
+
+    grid, fig3 = load_readings_grid(profile), load_readings_epochs(profile)
+    epochs = effects.epochs_verdicts(fig3)
+    Nes = np.asarray(fig3["Nes"])
+    profiles = {(float(w), float(s)): ne_profile(Nes, fig3["rate"][a], float(fig3["prox_rate"][a]))
+                | {"rho": float(fig3["rho"])} for a, (w, s) in enumerate(np.asarray(fig3["readings"]))}
+    gaps: dict[tuple[float, float], float] = {}
+    for reading in effects.readings(profile):
+        rates = {c["column"]: c["reading"] for c in effects.table_ii_cells(profile, *reading).values()
+                 if c["row"] == "Fed-PLT"}
+        if _finite(rates.get("Grad.")) and _finite(rates.get("Acc. grad.")):
+            gaps[reading] = abs(float(rates["Grad."]) - float(rates["Acc. grad."]))
+    out: dict[tuple[float, float], dict[str, bool | None]] = {}
+    rhos = np.asarray(grid["rhos"], dtype=float)
+    for a, w in enumerate(grid["weights"]):
+        for b, s in enumerate(grid["scales"]):
+            key = (float(w), float(s))
+            if key == MAIN:
+                continue
+            rate = np.asarray(grid["rate"][a, b], dtype=float)
+            zeta = np.array([prs_contraction(float(r), float(grid["lam"][a, b]), float(grid["lam_bar"][a, b]))
+                             for r in rhos])
+            argmin, zeta_argmin = float(grid["argmin_rho"][a, b]), float(rhos[int(np.argmin(zeta))])
+            u, uz = sc.check_u_shape(rhos, rate), sc.check_u_shape(rhos, zeta)
+            near = max(zeta_argmin / argmin, argmin / zeta_argmin) <= 3.0  # C12's factor (check_v1_resembles_prs)
+            p = profiles.get(key)
+            n = None if p is None else p["within_005_from_Ne"]
+            c16b = None if p is None else (n is not None and n <= 5)
+            c16c = None if key not in gaps else gaps[key] < 0.05
+            v: dict[str, bool | None] = {
+                "fedplt-v1-C11": bool(sc.check_v1_rho_optimum(argmin, float(grid["min_rate"][a, b]), float(rate[0]),
+                                                              float(rate[-1]))[0]),
+                "fedplt-v1-C12": False if not u else (True if uz and near else None),
+                "fedplt-v1-C16": _all_of([None, c16b, c16c]),  # (a) needs exact PRS against rho
+            }
+            if p is not None:
+                v |= {k: bool(ok) for k, (ok, _) in epochs[key].items()}
+                v |= {"fedplt-v1-C14": bool(sc.check_v1_close_to_prs(p)[0]),
+                      "fedplt-v1-C17": bool(sc.check_v1_close_for_small_ne(p)[0])}
+            out[key] = v
+    return out
+
+
+def figure_values(profile: str = "paper") -> dict[str, dict[str, bool | None]]:
+    """``{figure: {reading label: holds, or None}}`` for v1 Figs. 2 and 3: the conjunction of
+    every claim about the figure under the reading (:func:`_v1_claims_under`; a claim the store
+    does not decide under it counts as unknown). A reading that decides no claim of the figure
+    is not tried on it and is left out."""
+    from fedrepro.chapters.fedplt.readings.experiments import reading_label
+    from fedrepro.chapters.fedplt.tuning import scorecard
+
+    figures = scorecard._figure_claims()  # noqa: SLF001 -- the claims the figure's status reads
+    out: dict[str, dict[str, bool | None]] = {fig: {} for fig in figures}
+    for reading, claims in _v1_claims_under(profile).items():
+        for fig, ids in figures.items():
+            known = [claims.get(c) for c in ids]
+            if any(k is not None for k in known):
+                out[fig][f"'{reading_label(*reading)}'"] = _all_of(known)
+    return out
+
+
+def figure_readings(profile: str = "paper") -> dict[str, Readings]:
+    """``{figure id: Readings}`` of v1 Figs. 2 and 3 (:func:`figure_values`).
+
+    Fig. 2 stays ``open`` today: under the printed class (weight 5, s = 1, the reading its
+    miss's cause names) the Fig. 2 claims C11, C12 and C17 hold and C16 holds in its parts (b)
+    and (c), but C16 (a) needs exact PRS's rate against ``rho`` under that reading, a run the
+    store does not hold (not run); the other weight-5 readings of the grid have no Fig. 3 run."""
+    from fedrepro.chapters.fedplt.readings.effects import grid_evidence
+    from fedrepro.chapters.fedplt.readings.epochs import ReadingsEpochsConfig
+
+    evidence = f"{grid_evidence(profile)}, fedplt/{ReadingsEpochsConfig.for_profile(profile).result_name()}.json"
+    out: dict[str, Readings] = {}
+    for fig, values in figure_values(profile).items():
+        found = _claim_item(values, evidence)
+        if found is not None:
+            out[fig] = found
+    return out
+
+
 def readings(profile: str = "paper") -> dict[str, Readings]:
     """Every Fed-PLT item's readings (the reading provider of
     :data:`fedrepro.report.scorecard.READING_PROVIDERS`)."""
     return {**time_readings(profile), **v1_rate_readings(profile), **claim_readings(profile),
-            **tuning_readings(profile)}
+            **tuning_readings(profile), **table_claim_readings(profile), **finite_ne_readings(profile),
+            **figure_readings(profile)}
