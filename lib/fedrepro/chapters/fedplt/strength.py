@@ -13,7 +13,9 @@ the value every stated reading gives in the item's unit (:class:`~fedrepro.repor
 * :func:`claim_readings`, the claims about v1 Fig. 3 and v1 Table II under the one reading
   each group is judged under (whether each holds);
 * :func:`tuning_readings`, v2 Table IX and v1 C11 (the tuning chapter's readings);
-* :func:`table_claim_readings`, v2 C17, C20 and C21 under the readings of a whole table;
+* :func:`table_claim_readings`, v2 C07, C16, C17, C20, C21, C23 and C24 under the readings of
+  whole tables (and :func:`table_claim_cause`, the cause such a reading gives a claim whose
+  cells leave it ``open``);
 * :func:`finite_ne_readings`, v2 C08 and C29 with ``rho`` fixed at the ``N_e = 5`` optimum;
 * :func:`figure_readings`, v1 Figs. 2 and 3 (every claim about the figure) under each reading
   of the v1 problem.
@@ -31,8 +33,9 @@ import numpy as np
 
 from fedrepro.report.strength import Readings
 
-__all__ = ["TABLE_CLAIMS", "TABLE_READINGS", "claim_readings", "figure_readings", "figure_values", "finite_ne_readings",
-           "finite_ne_values", "readings", "table_claim_readings", "table_claim_values", "time_readings",
+__all__ = ["CLAIM_TABLES", "READING_CAUSES", "TABLE_CLAIMS", "TABLE_READINGS", "claim_readings", "figure_readings", "figure_values", "finite_ne_readings",
+           "finite_ne_values", "readings", "table_claim_cause", "table_claim_evidence", "table_claim_readings",
+           "table_claim_values", "time_readings",
            "tuning_readings", "v1_rate_readings"]
 
 
@@ -50,12 +53,17 @@ def time_readings(profile: str = "paper") -> dict[str, Readings]:
     from fedrepro.chapters.fedplt.readings.tight import TightLargeConfig, window
     from fedrepro.chapters.fedplt.readings.tight_small import TightComparisonConfig
     from fedrepro.experiments.fedplt.readings.decade_grid import DecadeGridConfig, load_decade_grid
+    from fedrepro.experiments.fedplt.readings.tight_table_iv import TightTableIVConfig, load_tight_table_iv
 
     def name(config: Any) -> str:
         return f"fedplt/{config.for_profile(profile).result_name()}.json"
 
     decade = load_decade_grid(profile)["units"]
-    grids, tight_small, tight = card.grid_range_units(profile), card.tight_small_units(profile), card.tight_units(profile)
+    grids, tight = card.grid_range_units(profile), card.tight_units(profile)
+    # the tight constant on v2 Tables II-IV: the settings no grid point explains, then the rest of Table IV
+    tight_iv = load_tight_table_iv(profile)["units"]
+    tight_small = {**card.tight_small_units(profile), **tight_iv}
+    tight_name = {u: name(TightTableIVConfig) if u in tight_iv else name(TightComparisonConfig) for u in tight_small}
     tamuna, large = card.tamuna_units(profile), cmp.load_large(profile)["units"]
     out: dict[str, Readings] = {}
     for cid, c in cmp.time_cells(profile).items():
@@ -87,10 +95,10 @@ def time_readings(profile: str = "paper") -> dict[str, Readings]:
                 evidence.append(name(DecadeGridConfig))
             if setting in tight_small and _finite(tight_small[setting]["mean_K"]):
                 values["tight smoothness constant"] = float(tight_small[setting]["mean_K"]) * cost
-                sources["tight smoothness constant"] = name(TightComparisonConfig)
+                sources["tight smoothness constant"] = tight_name[setting]
                 span = card.tuning_range(tight_small[setting])
                 spans += [] if span is None else [span[0] * cost, span[1] * cost]
-                evidence.append(name(TightComparisonConfig))
+                evidence.append(tight_name[setting])
             for key, (_, _, what) in READINGS.items():
                 t = tamuna.get(f"{key}-{setting}")
                 if t is not None and t["reached"] and _finite(t["mean_K"]):
@@ -271,53 +279,109 @@ def _claim_item(values: Mapping[str, bool | None], evidence: str,
 #: (its compression) are readings of TAMUNA's cells, not of a table.
 TABLE_READINGS: tuple[str, ...] = ("decade grid", "tight smoothness constant")
 
-#: The comparison claims read under :data:`TABLE_READINGS`: v2 C17 (Table III: Fed-PLT slower
-#: than FedLin when communication is cheap, faster when it is expensive), C20 (Table IV: Fed-PLT
-#: the fastest but for the last set-up) and C21 (Table IV: partial participation slows Fed-PLT and
-#: speeds up 5GCS), each by its own rule (:mod:`fedrepro.chapters.fedplt.comparison.claims`).
-TABLE_CLAIMS: tuple[str, ...] = ("fedplt-v2-C17", "fedplt-v2-C20", "fedplt-v2-C21")
+#: The comparison claims read under :data:`TABLE_READINGS`, each by its own rule
+#: (:mod:`fedrepro.chapters.fedplt.comparison.claims`) on the tables it reads
+#: (:data:`CLAIM_TABLES`): v2 C07 (Fed-PLT the fastest in the columns the claim lists, Tables
+#: II-V), C16 (Table II: Fed-PLT the fastest), C17 (Table III: Fed-PLT slower than FedLin when
+#: communication is cheap, faster when it is expensive), C20 (Table IV: Fed-PLT the fastest but
+#: for the last set-up), C21 (Table IV: partial participation slows Fed-PLT and speeds up 5GCS),
+#: C23 (Table IV: GD faster than AGD for Fed-PLT) and C24 (Tables III and V: the same signs).
+TABLE_CLAIMS: tuple[str, ...] = ("fedplt-v2-C07", "fedplt-v2-C16", "fedplt-v2-C17", "fedplt-v2-C20",
+                                 "fedplt-v2-C21", "fedplt-v2-C23", "fedplt-v2-C24")
+
+#: ``{claim: the tables its rule reads}`` (v2 Tables II-V).
+CLAIM_TABLES: dict[str, tuple[str, ...]] = {
+    "fedplt-v2-C07": ("fedplt-v2-TII", "fedplt-v2-TIII", "fedplt-v2-TIV", "fedplt-v2-TV"),
+    "fedplt-v2-C16": ("fedplt-v2-TII",), "fedplt-v2-C17": ("fedplt-v2-TIII",), "fedplt-v2-C20": ("fedplt-v2-TIV",),
+    "fedplt-v2-C21": ("fedplt-v2-TIV",), "fedplt-v2-C23": ("fedplt-v2-TIV",),
+    "fedplt-v2-C24": ("fedplt-v2-TIII", "fedplt-v2-TV"),
+}
 
 
 def table_claim_values(profile: str = "paper") -> dict[str, dict[str, bool | None]]:
     """``{claim: {reading: holds}}`` for :data:`TABLE_CLAIMS` under each of
-    :data:`TABLE_READINGS`: the claim's rule on the table's times under the reading (a cell's
-    time under it from :func:`time_readings`); ``None`` where the reading is stored for some
-    of the cells the rule reads only (the rule meets a cell without a value: tried in part)."""
+    :data:`TABLE_READINGS`: the claim's rule on its tables' times under the reading (a cell's
+    time under it from :func:`time_readings`). A reading is *decided* for a claim when every
+    cell of its tables that we time (:data:`CLAIM_TABLES`) has a time under it, *tried in part*
+    (``None``) when only some do (a rule that meets fewer rows would compare fewer algorithms),
+    and left out when none does."""
     from fedrepro.chapters.fedplt.comparison import claims
-    from fedrepro.chapters.fedplt.comparison import experiments as cmp
 
-    rules = {"fedplt-v2-C17": (claims.TIII, claims.claim_v2_c17), "fedplt-v2-C20": (claims.TIV, claims.claim_v2_c20),
-             "fedplt-v2-C21": (claims.TIV, claims.claim_v2_c21)}
-    found, cells = time_readings(profile), cmp.time_cells(profile)
+    rules = {"fedplt-v2-C07": claims.claim_v2_c07, "fedplt-v2-C16": claims.claim_v2_c16,
+             "fedplt-v2-C17": claims.claim_v2_c17, "fedplt-v2-C20": claims.claim_v2_c20,
+             "fedplt-v2-C21": claims.claim_v2_c21, "fedplt-v2-C23": claims.claim_v2_c23,
+             "fedplt-v2-C24": claims.claim_v2_c24}
+    found, timed = time_readings(profile), _timed_cells(profile)
     out: dict[str, dict[str, bool | None]] = {cid: {} for cid in TABLE_CLAIMS}
     for reading in TABLE_READINGS:
         times: dict[str, dict[tuple[str, str], float]] = {}
-        for cid, c in cells.items():
+        under = set()
+        for cid, c in timed.items():
             r = found.get(cid)
             if r is not None and reading in r.values:
                 times.setdefault(c["table"], {})[(c["row"], c["column"])] = float(r.values[reading])
-        for claim, (tid, rule) in rules.items():
-            if not times.get(tid):
-                continue  # not tried on this table at all
-            try:
-                out[claim][reading] = bool(rule(times)[0])
-            except KeyError:  # a cell the rule reads has no run under the reading
-                out[claim][reading] = None
+                under.add(cid)
+        for claim in TABLE_CLAIMS:
+            needed = {cid for cid, c in timed.items() if c["table"] in CLAIM_TABLES[claim]}
+            if not needed & under:
+                continue  # not tried on these tables at all
+            out[claim][reading] = bool(rules[claim](times)[0]) if needed <= under else None
     return out
+
+
+def _timed_cells(profile: str) -> dict[str, Any]:
+    """The time cells of v2 Tables II-V that we time (``ours`` and a positive ``K``): the cells
+    :func:`time_readings` prices."""
+    from fedrepro.chapters.fedplt.comparison import experiments as cmp
+
+    return {cid: c for cid, c in cmp.time_cells(profile).items()
+            if c["ours"] is not None and _finite(c["K"]) and float(c["K"]) > 0}
+
+
+#: The cause a whole-table reading of :data:`TABLE_READINGS` stands for: the decade grid is
+#: a tuning grid other than ours (``tuning-range``), the tight constant a setting the paper
+#: does not state (``unstated-setting``, the cause of the cells it explains).
+READING_CAUSES: dict[str, str] = {"decade grid": "tuning-range", "tight smoothness constant": "unstated-setting"}
+
+
+def table_claim_cause(claim: str, values: Mapping[str, bool | None],
+                      evidence: Mapping[str, str]) -> tuple[str, str, str] | None:
+    """(cause, evidence, sentence) of a claim of :data:`TABLE_CLAIMS` whose cells leave its
+    cause ``open``, from its values under the whole-table readings (:func:`table_claim_values`):
+    the cause of the first reading, in :data:`TABLE_READINGS` order, under which the claim's rule
+    holds on every cell of its tables (:data:`READING_CAUSES`), with that reading's stored
+    results as evidence; None when no reading makes it hold (the cause stays ``open``)."""
+    if claim not in TABLE_CLAIMS:
+        raise ValueError(f"claim must be one of {TABLE_CLAIMS}, got {claim!r}")
+    for reading in TABLE_READINGS:
+        if values.get(reading) is True:
+            return (READING_CAUSES[reading], evidence[reading],
+                    f"under the stated reading '{reading}', run for every cell of the tables the claim reads, "
+                    f"the claim holds")
+    return None
+
+
+def table_claim_evidence(profile: str = "paper") -> dict[str, str]:
+    """``{reading of TABLE_READINGS: its stored results}``."""
+    from fedrepro.chapters.fedplt.readings.tight_small import TightComparisonConfig
+    from fedrepro.experiments.fedplt.readings.decade_grid import DecadeGridConfig
+    from fedrepro.experiments.fedplt.readings.tight_table_iv import TightTableIVConfig
+
+    return {"decade grid": f"fedplt/{DecadeGridConfig.for_profile(profile).result_name()}.json",
+            "tight smoothness constant": f"fedplt/{TightComparisonConfig.for_profile(profile).result_name()}.json, "
+                                         f"fedplt/{TightTableIVConfig.for_profile(profile).result_name()}.json"}
 
 
 def table_claim_readings(profile: str = "paper") -> dict[str, Readings]:
     """``{claim id: Readings}`` of :data:`TABLE_CLAIMS` (:func:`table_claim_values`).
 
-    Under the tight smoothness constant only the settings that no point of our grid explains
-    were rerun (``fedplt/reading-v2-tables-ii-iv-tight.json``), not Fed-PLT's own GD settings nor
-    5GCS: that reading is tried in part for every claim here; deciding it needs those settings
-    run under the tight constant (not run)."""
-    from fedrepro.chapters.fedplt.readings.tight_small import TightComparisonConfig
-    from fedrepro.experiments.fedplt.readings.decade_grid import DecadeGridConfig
-
-    names = {"decade grid": f"fedplt/{DecadeGridConfig.for_profile(profile).result_name()}.json",
-             "tight smoothness constant": f"fedplt/{TightComparisonConfig.for_profile(profile).result_name()}.json"}
+    Under the tight smoothness constant the settings that no point of our grid explains were
+    rerun first (``fedplt/reading-v2-tables-ii-iv-tight.json``), then every other setting of
+    Table IV (``fedplt/reading-v2-table-iv-tight.json``): the reading is decided for the Table IV
+    claims (C20, C21, C23) and tried in part for the claims reading Tables II, III and V (some of
+    their settings not run under the tight constant). The decade grid covers Tables II-IV, not
+    Table V (C07 and C24 read it: tried in part)."""
+    names = table_claim_evidence(profile)
     out: dict[str, Readings] = {}
     for claim, values in table_claim_values(profile).items():
         evidence = ", ".join(names[r] for r in values)
@@ -364,8 +428,9 @@ def _v1_claims_under(profile: str) -> dict[tuple[float, float], dict[str, bool |
     * Fig. 3's curve at ``rho = 0.3`` (C03, C13, C14, C15, C17, v2 C13, C16 (b)): the Fig. 3
       readings (``fedplt/reading-v1-fig3.json``);
     * v1 Table II's Fed-PLT GD and AGD rates (C16 (c)): the tables under the reading;
-    * exact PRS's rate against ``rho`` (C12's other reference, C16 (a)): stored under no reading
-      (a run not made), so C16 is never decided ``True`` under a reading, and C12 is decided
+    * exact PRS's rate against ``rho`` on the Fig. 2 lattice (C12's other reference, C16 (a)):
+      ``fedplt/reading-v1-fig2-prs.json`` (:mod:`fedrepro.experiments.fedplt.readings.fig2_prs`,
+      stated before it ran); a reading it does not hold leaves C16 (a) unknown and C12 decided
       ``True`` only through ``zeta``.
     """
     from fedrepro.chapters.fedplt.readings import effects
@@ -374,8 +439,12 @@ def _v1_claims_under(profile: str) -> dict[tuple[float, float], dict[str, bool |
     from fedrepro.chapters.fedplt.tuning import checks as sc
     from fedrepro.chapters.fedplt.tuning.sweeps import ne_profile
     from fedrepro.core.operators import prs_contraction
+    from fedrepro.experiments.fedplt.readings.fig2_prs import load_fig2_prs
 
-    grid, fig3 = load_readings_grid(profile), load_readings_epochs(profile)
+    grid, fig3, prs = load_readings_grid(profile), load_readings_epochs(profile), load_fig2_prs(profile)
+    prs_of = {(float(w), float(s)): np.asarray(prs["prox_rate"][a], dtype=float)
+              for a, (w, s) in enumerate(np.asarray(prs["readings"]))}
+    prs_rhos = np.asarray(prs["rhos"], dtype=float)
     epochs = effects.epochs_verdicts(fig3)
     Nes = np.asarray(fig3["Nes"])
     profiles = {(float(w), float(s)): ne_profile(Nes, fig3["rate"][a], float(fig3["prox_rate"][a]))
@@ -399,6 +468,13 @@ def _v1_claims_under(profile: str) -> dict[tuple[float, float], dict[str, bool |
             argmin, zeta_argmin = float(grid["argmin_rho"][a, b]), float(rhos[int(np.argmin(zeta))])
             u, uz = sc.check_u_shape(rhos, rate), sc.check_u_shape(rhos, zeta)
             near = max(zeta_argmin / argmin, argmin / zeta_argmin) <= 3.0  # C12's factor (check_v1_resembles_prs)
+            prox = prs_of.get(key)
+            c12, c16a = (False if not u else (True if uz and near else None)), None
+            if prox is not None:  # exact PRS on the lattice: C12's either reference, C16 (a) decided
+                prox_argmin = float(prs_rhos[int(np.nanargmin(prox))])
+                c12 = bool(sc.check_v1_resembles_prs(u, argmin, uz, zeta_argmin, sc.check_u_shape(prs_rhos, prox),
+                                                     prox_argmin)[0])
+                c16a = max(prox_argmin / argmin, argmin / prox_argmin) <= 3.0  # C16 (a)'s factor (check_v1_dominated_by_prs)
             p = profiles.get(key)
             n = None if p is None else p["within_005_from_Ne"]
             c16b = None if p is None else (n is not None and n <= 5)
@@ -406,8 +482,8 @@ def _v1_claims_under(profile: str) -> dict[tuple[float, float], dict[str, bool |
             v: dict[str, bool | None] = {
                 "fedplt-v1-C11": bool(sc.check_v1_rho_optimum(argmin, float(grid["min_rate"][a, b]), float(rate[0]),
                                                               float(rate[-1]))[0]),
-                "fedplt-v1-C12": False if not u else (True if uz and near else None),
-                "fedplt-v1-C16": _all_of([None, c16b, c16c]),  # (a) needs exact PRS against rho
+                "fedplt-v1-C12": c12,
+                "fedplt-v1-C16": _all_of([c16a, c16b, c16c]),
             }
             if p is not None:
                 v |= {k: bool(ok) for k, (ok, _) in epochs[key].items()}
@@ -438,14 +514,16 @@ def figure_values(profile: str = "paper") -> dict[str, dict[str, bool | None]]:
 def figure_readings(profile: str = "paper") -> dict[str, Readings]:
     """``{figure id: Readings}`` of v1 Figs. 2 and 3 (:func:`figure_values`).
 
-    Fig. 2 stays ``open`` today: under the printed class (weight 5, s = 1, the reading its
-    miss's cause names) the Fig. 2 claims C11, C12 and C17 hold and C16 holds in its parts (b)
-    and (c), but C16 (a) needs exact PRS's rate against ``rho`` under that reading, a run the
-    store does not hold (not run); the other weight-5 readings of the grid have no Fig. 3 run."""
+    Fig. 2 under the printed class (weight 5, s = 1, the reading its miss's cause names) is
+    decided since exact PRS's rate against ``rho`` is stored under it
+    (``fedplt/reading-v1-fig2-prs.json``: C16 (a)); the other weight-5 readings of the grid
+    have no Fig. 3 run and stay tried in part unless one of their decided claims fails."""
     from fedrepro.chapters.fedplt.readings.effects import grid_evidence
     from fedrepro.chapters.fedplt.readings.epochs import ReadingsEpochsConfig
+    from fedrepro.experiments.fedplt.readings.fig2_prs import Fig2PRSConfig
 
-    evidence = f"{grid_evidence(profile)}, fedplt/{ReadingsEpochsConfig.for_profile(profile).result_name()}.json"
+    evidence = (f"{grid_evidence(profile)}, fedplt/{ReadingsEpochsConfig.for_profile(profile).result_name()}.json, "
+                f"fedplt/{Fig2PRSConfig.for_profile(profile).result_name()}.json")
     out: dict[str, Readings] = {}
     for fig, values in figure_values(profile).items():
         found = _claim_item(values, evidence)
