@@ -66,3 +66,48 @@ def test_table_iv_tight_refuses_repeated_or_unknown_settings():
         tight_table_iv.TightTableIVConfig(rerun=("convex-agd-cohort-Fed-PLT",))
     with pytest.raises(ValueError, match="rerun"):
         tight_table_iv.TightTableIVConfig(rerun=("convex-gd-full-Nope",))
+
+
+def test_local_minimisers_are_scipys():
+    """Each agent's minimiser by damped Newton (:func:`~fedrepro.problems.base.newton_solve`,
+    row-wise) against scipy's trust-region minimiser of ``f_i`` alone (scipy's gradient
+    tolerance 1e-12): equal to 1e-8 relative."""
+    from scipy.optimize import minimize
+
+    from fedrepro.experiments.fedplt.readings.experiments import reading_problem
+    from fedrepro.experiments.fedplt.readings.noise_reference import local_minimisers
+
+    problem = reading_problem(0.5, 1.0)
+    X = local_minimisers(problem, 1e-13)
+    for i in range(problem.N):
+        def f(x, i=i):
+            return float(problem.cost(x[None], agents=[i])[0])
+
+        def g(x, i=i):
+            return problem.grad(x[None], agents=[i])[0]
+
+        def h(x, i=i):
+            return problem.hessian(x[None], agents=[i])[0]
+
+        ref = minimize(f, np.zeros(problem.n), jac=g, hess=h, method="trust-exact", options={"gtol": 1e-12}).x
+        assert np.linalg.norm(X[i] - ref) <= 1e-8 * max(1.0, np.linalg.norm(ref)), i
+
+
+def test_noise_reference_computes_at_small_size_and_refuses_bad_input():
+    """The control (errors against ``x*``) is our measure of the noise floor; against another
+    point the error at the smallest noise is that point's distance to ``x*`` up to the control
+    (triangle inequality, exact)."""
+    from fedrepro.experiments.fedplt.readings.noise_reference import NoiseReferenceConfig, run_noise_reference
+
+    config = NoiseReferenceConfig(values=(1e-6, 1e-2), trials=1)  # the stored paper-profile noise run
+    out = run_noise_reference(config)
+    control = out["error"]["minimiser of the printed cost"]
+    assert control[0] < control[1]
+    for name, offset in out["offsets"].items():
+        assert abs(out["error"][name][0] - offset) <= control[0] + 1e-12, name
+    with pytest.raises(ValueError, match="values"):
+        NoiseReferenceConfig(values=())
+    with pytest.raises(ValueError, match="trials"):
+        NoiseReferenceConfig(trials=0)
+    with pytest.raises(ValueError, match="tol"):
+        NoiseReferenceConfig(tol=1e-3)

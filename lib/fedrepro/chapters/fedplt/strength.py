@@ -18,7 +18,8 @@ the value every stated reading gives in the item's unit (:class:`~fedrepro.repor
   cells leave it ``open``);
 * :func:`finite_ne_readings`, v2 C08 and C29 with ``rho`` fixed at the ``N_e = 5`` optimum;
 * :func:`figure_readings`, v1 Figs. 2 and 3 (every claim about the figure) under each reading
-  of the v1 problem.
+  of the v1 problem;
+* :func:`noise_reference_readings`, v1 Table IV's errors measured against other reference points.
 
 A time is a count of iterations times the cost of one iteration, the same for every reading
 of a cell: a reading's time is its ``K*`` times ours per iteration.
@@ -34,7 +35,7 @@ import numpy as np
 from fedrepro.report.strength import Readings
 
 __all__ = ["CLAIM_TABLES", "READING_CAUSES", "TABLE_CLAIMS", "TABLE_READINGS", "claim_readings", "figure_readings", "figure_values", "finite_ne_readings",
-           "finite_ne_values", "readings", "table_claim_cause", "table_claim_evidence", "table_claim_readings",
+           "finite_ne_values", "noise_reference_readings", "readings", "table_claim_cause", "table_claim_evidence", "table_claim_readings",
            "table_claim_values", "time_readings",
            "tuning_readings", "v1_rate_readings"]
 
@@ -537,4 +538,12 @@ def readings(profile: str = "paper") -> dict[str, Readings]:
     :data:`fedrepro.report.scorecard.READING_PROVIDERS`)."""
     return {**time_readings(profile), **v1_rate_readings(profile), **claim_readings(profile),
             **tuning_readings(profile), **table_claim_readings(profile), **finite_ne_readings(profile),
-            **figure_readings(profile)}
+            **figure_readings(profile), **noise_reference_readings(profile)}
+
+
+def noise_reference_readings(profile: str = "paper") -> dict[str, Readings]:
+    """``{cell id: Readings}`` of v1 Table IV under each reference of its error
+    (:func:`fedrepro.chapters.fedplt.readings.noise_reference.reference_readings`; paper profile)."""
+    from fedrepro.chapters.fedplt.readings.noise_reference import reference_readings
+
+    return reference_readings(profile) if profile == "paper" else {}

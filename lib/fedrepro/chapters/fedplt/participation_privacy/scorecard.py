@@ -11,6 +11,7 @@ paper-profile results of :mod:`fedrepro.chapters.fedplt.participation_privacy.pa
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING, Any
 
@@ -265,6 +266,25 @@ def _table_noise(result: dict[str, Any], tid: str) -> dict[str, Outcome]:
     return _cells(tid, ours, why, ctx)
 
 
+def _v1_table_iv_causes(cells: dict[str, Outcome]) -> dict[str, Outcome]:
+    """v1 Table IV's misses with the cause of the reference reading that lands every row
+    (:func:`fedrepro.chapters.fedplt.readings.noise_reference.reference_cause`), if one does."""
+    from fedrepro.chapters.fedplt.readings.noise_reference import reference_cause
+    from fedrepro.report.paper import load_table, tolerance_for
+
+    found = reference_cause("paper")
+    if found is None:
+        return cells
+    cause, evidence, sentence = found
+    paper, tol = {c.id: c.value for c in load_table("fedplt-v1-TIV")}, tolerance_for("fedplt-v1-TIV")
+    out = dict(cells)
+    for cid, o in cells.items():
+        if compare(paper[cid], float(o.ours), tol)[0] == "miss":
+            head = o.reason.replace("; not understood yet", "")
+            out[cid] = dataclasses.replace(o, reason=f"{head}; {sentence}", cause=cause, evidence=evidence)
+    return out
+
+
 # ------------------------------------------------------------------------------------ claims
 def _claim(ok: bool, reason: str) -> Outcome:
     return Outcome(ours=bool(ok), status="match" if ok else "miss", reason=reason)
@@ -391,7 +411,7 @@ def outcomes(profile: str = "paper") -> dict[str, Outcome]:
     out.update(_table_vi(cohorts))
     out.update(_table_iii(rates, profile))
     out.update(_table_noise(v2, "fedplt-v2-TVII"))
-    out.update(_table_noise(v1, "fedplt-v1-TIV"))
+    out.update(_v1_table_iv_causes(_table_noise(v1, "fedplt-v1-TIV")))
     out.update(_participation_claims(cohorts, rates, exact))
     out.update(_noise_claims(v2, v1))
     return out
