@@ -111,3 +111,16 @@ def test_noise_reference_computes_at_small_size_and_refuses_bad_input():
         NoiseReferenceConfig(trials=0)
     with pytest.raises(ValueError, match="tol"):
         NoiseReferenceConfig(tol=1e-3)
+
+
+def test_the_tight_runs_together_cover_every_timed_setting_of_tables_ii_to_iv_once():
+    from fedrepro.experiments.fedplt.comparison import ComparisonConfig, unit_name
+    from fedrepro.experiments.fedplt.readings import tight_tables_ii_iii
+    from fedrepro.experiments.fedplt.readings.tight_small import SETTINGS
+
+    runs = [set(SETTINGS), set(tight_table_iv.REST), set(tight_tables_ii_iii.REST)]
+    assert sum(len(r) for r in runs) == len(set().union(*runs))  # no setting run twice
+    every = {unit_name(a, p, s, c) for a, p, s, c in ComparisonConfig.for_profile("paper").settings()}
+    assert set().union(*runs) == every
+    with pytest.raises(ValueError, match="rerun"):
+        tight_tables_ii_iii.TightTablesIIIIIConfig(rerun=("convex-gd-full-Fed-PLT",))

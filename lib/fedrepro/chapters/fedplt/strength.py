@@ -55,16 +55,24 @@ def time_readings(profile: str = "paper") -> dict[str, Readings]:
     from fedrepro.chapters.fedplt.readings.tight_small import TightComparisonConfig
     from fedrepro.experiments.fedplt.readings.decade_grid import DecadeGridConfig, load_decade_grid
     from fedrepro.experiments.fedplt.readings.tight_table_iv import TightTableIVConfig, load_tight_table_iv
+    from fedrepro.experiments.fedplt.readings.tight_tables_ii_iii import (
+        TightTablesIIIIIConfig,
+        load_tight_tables_ii_iii,
+    )
 
     def name(config: Any) -> str:
         return f"fedplt/{config.for_profile(profile).result_name()}.json"
 
     decade = load_decade_grid(profile)["units"]
     grids, tight = card.grid_range_units(profile), card.tight_units(profile)
-    # the tight constant on v2 Tables II-IV: the settings no grid point explains, then the rest of Table IV
-    tight_iv = load_tight_table_iv(profile)["units"]
-    tight_small = {**card.tight_small_units(profile), **tight_iv}
-    tight_name = {u: name(TightTableIVConfig) if u in tight_iv else name(TightComparisonConfig) for u in tight_small}
+    # the tight constant on v2 Tables II-IV: the settings no grid point explains, then the rest of
+    # Table IV, then the rest of Tables II and III
+    tight_name = {u: name(TightComparisonConfig) for u in card.tight_small_units(profile)}
+    tight_small = dict(card.tight_small_units(profile))
+    for config, units in ((TightTableIVConfig, load_tight_table_iv(profile)["units"]),
+                          (TightTablesIIIIIConfig, load_tight_tables_ii_iii(profile)["units"])):
+        tight_small.update(units)
+        tight_name.update(dict.fromkeys(units, name(config)))
     tamuna, large = card.tamuna_units(profile), cmp.load_large(profile)["units"]
     out: dict[str, Readings] = {}
     for cid, c in cmp.time_cells(profile).items():
@@ -366,11 +374,13 @@ def table_claim_evidence(profile: str = "paper") -> dict[str, str]:
     """``{reading of TABLE_READINGS: its stored results}``."""
     from fedrepro.chapters.fedplt.readings.tight_small import TightComparisonConfig
     from fedrepro.experiments.fedplt.readings.decade_grid import DecadeGridConfig
+    from fedrepro.experiments.fedplt.readings.tight import TightLargeConfig
     from fedrepro.experiments.fedplt.readings.tight_table_iv import TightTableIVConfig
+    from fedrepro.experiments.fedplt.readings.tight_tables_ii_iii import TightTablesIIIIIConfig
 
+    tight = (TightComparisonConfig, TightTableIVConfig, TightTablesIIIIIConfig, TightLargeConfig)
     return {"decade grid": f"fedplt/{DecadeGridConfig.for_profile(profile).result_name()}.json",
-            "tight smoothness constant": f"fedplt/{TightComparisonConfig.for_profile(profile).result_name()}.json, "
-                                         f"fedplt/{TightTableIVConfig.for_profile(profile).result_name()}.json"}
+            "tight smoothness constant": ", ".join(f"fedplt/{c.for_profile(profile).result_name()}.json" for c in tight)}
 
 
 def table_claim_readings(profile: str = "paper") -> dict[str, Readings]:
@@ -378,9 +388,9 @@ def table_claim_readings(profile: str = "paper") -> dict[str, Readings]:
 
     Under the tight smoothness constant the settings that no point of our grid explains were
     rerun first (``fedplt/reading-v2-tables-ii-iv-tight.json``), then every other setting of
-    Table IV (``fedplt/reading-v2-table-iv-tight.json``): the reading is decided for the Table IV
-    claims (C20, C21, C23) and tried in part for the claims reading Tables II, III and V (some of
-    their settings not run under the tight constant). The decade grid covers Tables II-IV, not
+    Table IV (``fedplt/reading-v2-table-iv-tight.json``), then the rest of Tables II and III
+    (``fedplt/reading-v2-tables-ii-iii-tight.json``); with Table V's (``fedplt/reading-v2-table-v-tight.json``)
+    the reading is decided for every claim here. The decade grid covers Tables II-IV, not
     Table V (C07 and C24 read it: tried in part)."""
     names = table_claim_evidence(profile)
     out: dict[str, Readings] = {}
