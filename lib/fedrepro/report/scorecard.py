@@ -108,7 +108,7 @@ ERRATUM_CAUSE = "paper-erratum"
 #: ``"module:function"`` of every provider of outcomes; each part adds its own.
 PROVIDERS: tuple[str, ...] = (
     "fedrepro.chapters.fedplt.theory.scorecard:outcomes",
-    "fedrepro.chapters.fedplt.comparison.scorecard:outcomes",
+    "fedrepro.chapters.fedplt.comparison.claim_causes:outcomes",
     "fedrepro.chapters.fedplt.participation_privacy.scorecard:outcomes",
     "fedrepro.chapters.fedplt.tuning.scorecard:outcomes",
     "fedrepro.chapters.fedplt.worst_case.scorecard:outcomes",

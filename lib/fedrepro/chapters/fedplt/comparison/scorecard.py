@@ -2,9 +2,10 @@
 v2 Tables I-V and v1 Table II, and the claims of v2 §I/§VII-A and v1 §I/§VII-A that these
 tables support (``data/paper/claims/fedplt.yaml``).
 
-Provider string: ``"fedrepro.chapters.fedplt.comparison.scorecard:outcomes"``. It reads the stored
-paper-profile results through the ``load_*`` functions of
-:mod:`fedrepro.chapters.fedplt.comparison.experiments`.
+Its :func:`outcomes` reads the stored paper-profile results through the ``load_*`` functions of
+:mod:`fedrepro.chapters.fedplt.comparison.experiments`; the scorecard calls it through
+``"fedrepro.chapters.fedplt.comparison.claim_causes:outcomes"``, which adds the causes that
+whole-table readings give to the claims the cells leave ``open``.
 
 Each claim is a function of plain numbers (``times[table][(row, column)]`` in ``t_G``
 units, ``rates[(row, column)]``, ...) returning ``(holds, reason)``, so that the tests can
@@ -584,8 +585,9 @@ def _cells_by_key(profile: str, outs: Mapping[str, Outcome]) -> dict[tuple[str, 
 def outcomes() -> dict[str, Outcome]:
     """Outcomes of every cell of v2 Tables I-V and v1 Table II, and of the claims of the
     comparison chapter (paper profile); a "fastest" claim that misses carries the cause it
-    inherits from the cells (:func:`fastest_claim_cause`), and a claim the cells leave ``open``
-    the cause of a whole-table reading under which it holds (:func:`_table_reading_causes`)."""
+    inherits from the cells (:func:`fastest_claim_cause`). A claim the cells leave ``open`` may
+    take the cause of a whole-table reading: :mod:`fedrepro.chapters.fedplt.comparison.claim_causes`
+    (the provider the scorecard calls)."""
     from fedrepro.chapters.fedplt.comparison import experiments as cmp
 
     cells, claims = cell_outcomes("paper"), claim_outcomes("paper")
@@ -614,25 +616,8 @@ def outcomes() -> dict[str, Outcome]:
                 lambda t, r=v1_rule: r(t[V1_TII]), {V1_TII: rates}, v1_cells)
             head = o.reason.removesuffix("; not understood yet") if cause != "open" else o.reason
             claims[cid] = dataclasses.replace(o, cause=cause, evidence=evidence, reason=f"{head}; {why}")
-    _table_reading_causes(claims)
     return {**cells, **claims}
 
-
-def _table_reading_causes(claims: dict[str, Outcome]) -> None:
-    """A comparison claim whose cells leave its cause ``open`` takes the cause of a whole-table
-    reading under which its rule holds (:func:`fedrepro.chapters.fedplt.strength.table_claim_cause`),
-    in place."""
-    from fedrepro.chapters.fedplt import strength
-
-    values, evidence = strength.table_claim_values("paper"), strength.table_claim_evidence("paper")
-    for cid in strength.TABLE_CLAIMS:
-        o = claims.get(cid)
-        if o is None or o.status != "miss" or o.cause not in (None, "open"):
-            continue
-        found = strength.table_claim_cause(cid, values[cid], evidence)
-        if found is not None:
-            cause, ev, why = found
-            claims[cid] = dataclasses.replace(o, cause=cause, evidence=ev, reason=f"{o.reason}; {why}")
 
 
 def _v1_rates_by_key(profile: str, outs: Mapping[str, Outcome]
