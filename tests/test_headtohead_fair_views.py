@@ -48,6 +48,36 @@ def test_verdicts_follow_the_seed_spread_rule():
         view.verdict_text(result, older, 1.0).markdown
 
 
+def test_fedplt_text_reads_both_tables_by_the_seed_spread_rule():
+    def rec(a, eps, acc, seed):
+        return {"algorithm": a, "epsilon_target": eps, "uplink_budget_bits": 1.0, "test_accuracy": acc,
+                "test_loss": 1.0, "rounds": 30, "noise_multiplier": 1.0, "seed": seed}
+
+    def table(fedplt_shift):
+        out = []
+        for eps in (1.0, 2.0):
+            out += [rec("dpfl", eps, 0.70 + 0.01 * s, s) for s in range(3)]
+            out += [rec("fed-plt", eps, 0.70 + 0.01 * s - fedplt_shift[eps], s) for s in range(3)]
+        return {"records": out}
+
+    fair, old = table({1.0: 0.005, 2.0: 0.05}), table({1.0: 0.2, 2.0: 0.3})
+    s = view.fair_summary(fair, old, 1.0)
+    assert s["epsilons"] == 2
+    assert s["fair_gap_fed-plt_low"] == pytest.approx(0.005) and s["fair_gap_fed-plt_high"] == pytest.approx(0.05)
+    assert s["old_gap_fed-plt_high"] == pytest.approx(0.3)
+    assert (s["fair_top_fed-plt"], s["old_top_fed-plt"], s["fair_leads_dpfl"]) == (1, 0, 2)
+    text = view.fedplt_text(fair, old, 1.0).markdown
+    assert "0.5 to 5.0 points below" in text and "level with it at 1 of the 2 ε" in text
+    assert "20.0 to 30.0 points below and was below the leader at all 2 ε" in text
+    # Fed-PLT against another algorithm, ε by ε: higher by more than the larger sd at ε = 1, level at ε = 2
+    other = {"records": [{**r, "algorithm": "dp-fedsgd", "test_accuracy": r["test_accuracy"] - (0.1 if r[
+        "epsilon_target"] == 1.0 else 0.05)} for r in fair["records"] if r["algorithm"] == "dpfl"]}
+    both = {"records": fair["records"] + other["records"]}
+    assert view.pair_counts(both, 1.0, "fed-plt", "dp-fedsgd") == {"higher": 1, "level": 1, "lower": 0}
+    assert view.pair_counts(both, 1.0, "dp-fedsgd", "fed-plt") == {"higher": 0, "level": 1, "lower": 1}
+    assert view.pair_counts(both, 2.0, "fed-plt", "dp-fedsgd") == {"higher": 0, "level": 0, "lower": 0}
+
+
 def test_pending_results_are_none_never_computed(results_dir):
     assert view.fair_computed("quick") is None
     assert view.stored_old_tunings("quick") is None
@@ -79,3 +109,20 @@ def test_the_t1_clip_table_counts_every_cell():
     assert list(frame.index) == [t1_view.LABELS[a] for a in t1_fair.GRIDS]
     assert frame.loc[t1_view.LABELS["fed-plt"], "C = 0.3"] == "not in the grid"
     assert set(frame["fair grid"]) == {"0.3, 1"}
+
+
+@pytest.mark.stored
+def test_the_t2_page_sentence_on_fedplt_follows_the_stored_tables():
+    """"The fixed clip explains part of its gap, not the distance to DPFL" (T2 page, claims):
+    with fair axes Fed-PLT's distance to the best shrinks at every ε and stays beyond the seed
+    spread at every ε; the page quotes the counts through glue."""
+    from fedrepro.chapters.headtohead import t2_report
+
+    table = view.fair_computed("paper")
+    assert table is not None
+    fair = view.final_computed("paper", table)
+    _, old = t2_report.load_computed("paper")
+    budget = t2_fair.T2FairTuningConfig.for_profile("paper").protocol().budget_bits
+    s = view.fair_summary(fair, old, budget)
+    assert s["fair_gap_fed-plt_high"] < s["old_gap_fed-plt_low"]
+    assert s["fair_top_fed-plt"] == 0 and s["fair_leads_dpfl"] == s["epsilons"]

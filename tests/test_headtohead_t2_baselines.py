@@ -341,9 +341,14 @@ def test_quick_profile_follows_the_protocol_recomputes_and_the_view_reads_it(res
     from fedrepro.experiments.headtohead import t2
 
     cfg = tb.T2BaselinesConfig.for_profile("quick")
+    before = view.progress("quick")
+    assert (before["tuning_done"], before["cells_done"]) == (0, 0) and view.stored("quick") is None
     result = tb.load_t2_baselines("quick")
     tuning = tb.load_t2_baselines_tuning("quick")
     _check(result, tuning, cfg)
+    after = view.progress("quick")
+    assert (after["tuning_done"], after["cells_done"]) == (after["tuning_total"], after["cells_total"])
+    assert after["tuning_total"] == len(tb._tuning_units(cfg.tuning_config())) > 0
     # determinism: a tuning unit and two cells computed again give the same values
     tcfg = cfg.tuning_config()
     again = tb._run_tuning_unit(tcfg, "central-dpsgd_cfg-01")

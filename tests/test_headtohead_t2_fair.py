@@ -135,3 +135,32 @@ def test_quick_edge_probe_runs_every_extension_and_the_binding_ones(quick_store)
     assert len(probe["edges"]["records"]) == len(chosen) * len(seeds)
     for r in probe["edges"]["records"]:
         assert r["algorithm"] in chosen and r["uplink_bits"] <= r["uplink_budget_bits"]
+
+
+def test_the_fair_probe_view_reads_the_quick_store(quick_store):
+    """The page's view of the probe around the fair selections: one verdict per private
+    algorithm, the clip end each sits on as the fair grid says, and a reading that names each
+    binding algorithm."""
+    from fedrepro.chapters.headtohead import t2_edges_report
+    from fedrepro.chapters.headtohead import t2_fair_edges_report as view
+
+    t2_fair_grid.compute_fair("quick")
+    probe = t2_fair_edges.load_t2_fair_edges("quick")
+    data = view.stored("quick")
+    assert data is not None
+    verdicts = t2_edges_report.verdicts(data)
+    assert sorted(v["algorithm"] for v in verdicts) == sorted(t2_fair.PRIVATE)
+    fair = {t["algorithm"]: t for t in probe["tuning"]["tuning"]}
+    for name, end in view.clip_edges(data).items():
+        clip = fair[name]["candidates"][fair[name]["selected"]]["config"]["clip"]
+        expected = "clip low" if clip == min(t2_fair.CLIPS) else "clip high" if clip == max(t2_fair.CLIPS) else None
+        assert end == expected, name
+    text = view.reading_text(data).markdown
+    for name, _ in t2_fair_edges.binding(probe["tuning"], probe["edges_tuning"]):
+        assert t2_report_label(name) in text
+
+
+def t2_report_label(name: str) -> str:
+    from fedrepro.chapters.headtohead import t2 as t2_view
+
+    return t2_view.LABELS.get(name, name)

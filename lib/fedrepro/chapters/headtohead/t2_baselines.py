@@ -24,8 +24,8 @@ from fedrepro.experiments.headtohead.t2_baselines import (  # noqa: F401  (re-ex
     load_t2_baselines,
 )
 
-__all__ = ["LABELS", "PRIVATE", "load", "comparison_frame", "table_of", "baselines_table", "ceilings_table_of",
-           "ceilings_table"]
+__all__ = ["LABELS", "PRIVATE", "load", "stored", "progress", "progress_text", "comparison_frame", "table_of",
+           "baselines_table", "ceilings_table_of", "ceilings_table"]
 
 #: What the page calls each baseline.
 LABELS: dict[str, str] = {
@@ -38,6 +38,51 @@ LABELS: dict[str, str] = {
 def load(profile: str = "paper") -> tuple[dict[str, Any], dict[str, Any]]:
     """(the T2 result, the T2 baselines result) of ``profile``."""
     return load_t2(profile), load_t2_baselines(profile)
+
+
+def stored(profile: str = "paper") -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """(the T2 result, the T2 baselines result) of ``profile`` when both are stored and fresh,
+    else ``None``; never computes."""
+    from fedrepro.chapters.headtohead import t2_report
+    from fedrepro.core.cache import load_if_computed
+    from fedrepro.experiments.headtohead import t2_baselines as runs
+
+    _, t2_result = t2_report.load_computed(profile)
+    tuning = load_if_computed(T2BaselinesConfig.for_profile(profile).tuning_config())
+    if t2_result is None or tuning is None:
+        return None
+    cells = load_if_computed(runs.with_selection(T2BaselinesConfig.for_profile(profile), tuning.result))
+    return None if cells is None else (t2_result, cells.result)
+
+
+def progress(profile: str = "paper") -> dict[str, int]:
+    """Finished and total units of the baselines' tuning and of their cells, read from the
+    store without computing anything (the cells count none before the tuning is complete)."""
+    from fedrepro.core.cache import finished_units, load_if_computed
+    from fedrepro.experiments.headtohead import t2_baselines as runs
+
+    cfg = T2BaselinesConfig.for_profile(profile)
+    tcfg = cfg.tuning_config()
+    tuning = load_if_computed(tcfg)
+    units = runs._tuning_units(tcfg)
+    out = {"tuning_total": len(units), "cells_total": len(runs._units(cfg))}
+    out["tuning_done"] = len(units) if tuning is not None else len(
+        finished_units(tcfg, units, runs._run_tuning_unit, combine=runs._combine_tuning))
+    if tuning is None:
+        out["cells_done"] = 0
+        return out
+    cells = runs.with_selection(cfg, tuning.result)
+    out["cells_done"] = out["cells_total"] if load_if_computed(cells) is not None else len(
+        finished_units(cells, runs._units(cells), runs._run_unit, combine=runs._combine))
+    return out
+
+
+def progress_text(profile: str = "paper") -> str:
+    """Where the T2 baselines stand, for the page while they are not all stored."""
+    p = progress(profile)
+    return (f"The T2 baselines are not all stored yet: {p['tuning_done']} of {p['tuning_total']} tuning runs and "
+            f"{p['cells_done']} of {p['cells_total']} cells (each on three seeds); they resume from the results "
+            "store (`fedrepro.experiments.headtohead.t2_baselines.load_t2_baselines(\"paper\")`).")
 
 
 def table_of(t2_result: dict[str, Any], baselines: dict[str, Any], budget: float) -> Any:

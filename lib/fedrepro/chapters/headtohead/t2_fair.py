@@ -11,14 +11,15 @@ import math
 from typing import Any
 
 from fedrepro.chapters.headtohead import t1_report as common
-from fedrepro.chapters.headtohead import t2
+from fedrepro.chapters.headtohead import t2, t2_report
 from fedrepro.chapters.headtohead.t2_report import Text
 from fedrepro.core.cache import load_if_computed
 from fedrepro.experiments.headtohead import t2_fair, t2_fair_grid
 from fedrepro.report.prose import compare_over_seeds
 
 __all__ = ["LABELS", "stored_old_tunings", "fair_computed", "final_computed", "old_grid_computed",
-           "clip_frame", "selected_frame", "clip_text", "pending_text", "verdicts", "verdict_text", "ranking_frame"]
+           "clip_frame", "selected_frame", "clip_text", "pending_text", "verdicts", "verdict_text", "ranking_frame",
+           "fair_summary", "fedplt_text", "pair_counts"]
 
 #: What the page calls each algorithm (T2's names, and ALI-DPFL's).
 LABELS: dict[str, str] = t2.LABELS | {"ali-dpfl": "ALI-DPFL (not private as run)"}
@@ -191,3 +192,68 @@ def ranking_frame(result: dict[str, Any], budget: float) -> Any:
     """T1's ranking table for the fair records."""
     return common.ranking_frame(result, budget, labels=LABELS)
 
+
+
+def fair_summary(fair: dict[str, Any], old: dict[str, Any], budget: float) -> dict[str, Any]:
+    """The numbers the page quotes of the fair table ``fair`` against T2's table ``old`` at
+    ``budget``: Fed-PLT's distance to the best (smallest and largest over ε, fair and old, as
+    fractions), at how many ε each of Fed-PLT and DPFL leads or is level with the leader by the
+    seed-spread rule (fair and old), and the number of ε."""
+    new_s, old_s = t2_report.t2_summary(fair, budget), t2_report.t2_summary(old, budget)
+    new_v, old_v = verdicts(fair, budget), verdicts(old, budget)
+    out: dict[str, Any] = {"epsilons": len(new_v)}
+    for key in ("gap_fed-plt_low", "gap_fed-plt_high", "gap_dp-fedsgd_low", "gap_dp-fedsgd_high"):
+        out[f"fair_{key}"] = new_s.get(key, math.nan)
+        out[f"old_{key}"] = old_s.get(key, math.nan)
+    for name in ("fed-plt", "dpfl", "dp-fedsgd"):
+        for tag, v in (("fair", new_v), ("old", old_v)):
+            out[f"{tag}_top_{name}"] = sum(cell.get(name) in ("leader", "level") for cell in v.values())
+            out[f"{tag}_leads_{name}"] = sum(cell.get(name) == "leader" for cell in v.values())
+    for tag, table in (("fair", fair), ("old", old)):
+        for verdict, n in pair_counts(table, budget, "fed-plt", "dp-fedsgd").items():
+            out[f"{tag}_fedplt_{verdict}_dpfedsgd"] = n
+    return out
+
+
+def pair_counts(result: dict[str, Any], budget: float, a: str, b: str) -> dict[str, int]:
+    """At how many ε of ``budget`` algorithm ``a`` is ``"higher"``, ``"level"`` or ``"lower"``
+    than ``b`` (:func:`fedrepro.report.prose.compare_over_seeds` on their per-seed test
+    accuracies; an ε where either is missing is not counted)."""
+    by: dict[float, dict[str, list[float]]] = {}
+    for r in result["records"]:
+        if r["uplink_budget_bits"] == budget and math.isfinite(r["epsilon_target"]) and r["algorithm"] in (a, b):
+            by.setdefault(r["epsilon_target"], {}).setdefault(r["algorithm"], []).append(r["test_accuracy"])
+    out = {"higher": 0, "level": 0, "lower": 0}
+    for accs in by.values():
+        if a in accs and b in accs:
+            out[compare_over_seeds(accs[a], accs[b])] += 1
+    return out
+
+
+def fedplt_text(fair: dict[str, Any], old: dict[str, Any], budget: float) -> Text:
+    """Fed-PLT against the best private algorithm with fair axes and with T2's grids, computed
+    from the two tables (the seed-spread rule decides "level")."""
+    s = fair_summary(fair, old, budget)
+    n = s["epsilons"]
+
+    def pts(x: float) -> str:
+        return f"{100 * x:.1f}"
+
+    def place(tag: str) -> str:
+        top, leads = s[f"{tag}_top_fed-plt"], s[f"{tag}_leads_fed-plt"]
+        if top == 0:
+            return f"below the leader at all {n} ε"
+        if leads == n:
+            return f"the leader at all {n} ε"
+        return (f"the leader or level with it at {top} of the {n} ε" + (f" (the leader at {leads})" if leads else "")
+                + (f", below it at the other {n - top}" if top < n else ""))
+
+    def pair(tag: str) -> str:
+        return ", ".join(f"{s[f'{tag}_fedplt_{v}_dpfedsgd']} {v}" for v in ("higher", "level", "lower"))
+
+    return Text(f"With the clipping norm tuned over the same set by every algorithm, Fed-PLT's private variant ends "
+                f"{pts(s['fair_gap_fed-plt_low'])} to {pts(s['fair_gap_fed-plt_high'])} points below the best "
+                f"private algorithm and is {place('fair')}; on T2's grids, with its clip fixed at 0.1, it ended "
+                f"{pts(s['old_gap_fed-plt_low'])} to {pts(s['old_gap_fed-plt_high'])} points below and was "
+                f"{place('old')}. Against DP-FedSGD, ε by ε (the seed-spread rule): {pair('fair')} with fair "
+                f"axes; {pair('old')} on T2's grids.")
