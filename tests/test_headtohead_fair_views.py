@@ -126,3 +126,17 @@ def test_the_t2_page_sentence_on_fedplt_follows_the_stored_tables():
     s = view.fair_summary(fair, old, budget)
     assert s["fair_gap_fed-plt_high"] < s["old_gap_fed-plt_low"]
     assert s["fair_top_fed-plt"] == 0 and s["fair_leads_dpfl"] == s["epsilons"]
+
+
+@pytest.mark.stored
+def test_no_t1_verdict_changes_with_fair_axes_as_the_index_says():
+    """The index: "with the clip tuned over the same set by every algorithm, no verdict of T1
+    changes" — every algorithm's verdict against the leader at every ε (the seed-spread rule)
+    is the same on the fair grids as on T1's."""
+    from fedrepro.experiments.headtohead import t1
+
+    fair = t1_view.computed("paper")
+    assert fair is not None
+    cfg = t1.T1Config.for_profile("paper")
+    old = t1.load_t1("paper")
+    assert view.verdicts(fair, cfg.budget_bits) == view.verdicts(old, cfg.budget_bits)
