@@ -25,6 +25,14 @@ with the cross-entropy per record and no regulariser:
 Every random draw comes from the numpy generator passed in, in a fixed order (per step: the
 n_i uniforms of the Poisson sample, then the d standard normals of the noise), as in T1. A
 client whose model stops being finite stops its local steps and returns it as it is.
+
+Device: the records, the work model and its arithmetic live on ``problem.device``
+(``CNNProblem(..., device=...)``; by default ``$FEDREPRO_TORCH_DEVICE``, else the CPU:
+:func:`fedrepro.core.device.resolve_device`). The draws stay on the CPU (numpy) and the
+model is handed in and out as a float64 numpy vector, so a GPU run makes the same draws as a
+CPU run and differs from it by float32 round-off only; on the CPU nothing is copied and the
+results are those of the code without a device. The device is outside every result's
+identity (it is recorded in the result's metadata).
 """
 
 from __future__ import annotations
@@ -35,6 +43,7 @@ import numpy as np
 import torch
 from torch.nn import functional as F
 
+from fedrepro.core.device import resolve_device
 from fedrepro.core.validate import check_int, check_interval, check_nonnegative, check_positive
 
 __all__ = ["CNNProblem", "dpsgd_steps", "fedpaq_update", "noisy_prox_steps", "load_into", "flat_parameters"]
@@ -46,6 +55,7 @@ _EVAL_BATCH = 1000
 def load_into(model: torch.nn.Module, x: np.ndarray) -> None:
     """Copy the flat vector ``x`` into ``model``'s own parameter storage (never a view of x)."""
     flat = torch.from_numpy(np.asarray(x, dtype=np.float32))
+    flat = flat.to(next(model.parameters()).device)
     k = 0
     with torch.no_grad():
         for p in model.parameters():
@@ -59,7 +69,7 @@ def load_into(model: torch.nn.Module, x: np.ndarray) -> None:
 def flat_parameters(model: torch.nn.Module) -> np.ndarray:
     """The model's parameters as one flat float64 vector (a copy)."""
     with torch.no_grad():
-        return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).double().numpy().copy()
+        return torch.cat([p.detach().reshape(-1) for p in model.parameters()]).double().cpu().numpy().copy()
 
 
 class CNNProblem:
@@ -67,15 +77,18 @@ class CNNProblem:
 
     ``clients`` is a sequence of (images float32 (n_i, c, h, w), labels int64 (n_i,)); the
     evaluation set ``(eval_x, eval_y)`` is the test set (final problem) or the pooled
-    validation records (tuning problem). ``init_seed`` seeds the initial model.
+    validation records (tuning problem). ``init_seed`` seeds the initial model. ``device``
+    (default ``$FEDREPRO_TORCH_DEVICE``, else the CPU) holds the records and the work model
+    (module docstring: outside the result's identity).
     """
 
     def __init__(self, clients: list[tuple[np.ndarray, np.ndarray]], eval_x: np.ndarray, eval_y: np.ndarray,
-                 *, init_seed: int = 0) -> None:
+                 *, init_seed: int = 0, device: str | torch.device | None = None) -> None:
         from fedrepro.alidpfl.models import make_cnn
 
         if not clients:
             raise ValueError("clients must not be empty")
+        self.device = resolve_device(device)
         xs, ys = [], []
         for i, (x, y) in enumerate(clients):
             x = np.ascontiguousarray(x, dtype=np.float32)
@@ -83,18 +96,18 @@ class CNNProblem:
             if x.ndim != 4 or len(x) != len(y) or len(y) == 0:
                 raise ValueError(f"client {i}: images must be (n, c, h, w) with n = len(labels) >= 1, "
                                  f"got {x.shape} and {y.shape}")
-            xs.append(torch.from_numpy(x))
-            ys.append(torch.from_numpy(y))
+            xs.append(torch.from_numpy(x).to(self.device))
+            ys.append(torch.from_numpy(y).to(self.device))
         eval_x = np.ascontiguousarray(eval_x, dtype=np.float32)
         eval_y = np.ascontiguousarray(eval_y, dtype=np.int64)
         if len(eval_x) != len(eval_y) or len(eval_y) == 0:
             raise ValueError(f"the evaluation set needs as many images as labels, at least one; got "
                              f"{len(eval_x)} and {len(eval_y)}")
         self.xs, self.ys = tuple(xs), tuple(ys)
-        self.eval_x, self.eval_y = torch.from_numpy(eval_x), torch.from_numpy(eval_y)
+        self.eval_x, self.eval_y = torch.from_numpy(eval_x).to(self.device), torch.from_numpy(eval_y).to(self.device)
         self.input_shape = tuple(int(s) for s in xs[0].shape[1:])
         self.init_seed = check_int("init_seed", init_seed, 0)
-        self.net = make_cnn(self.input_shape, seed=self.init_seed)  # the work model: a private copy
+        self.net = make_cnn(self.input_shape, seed=self.init_seed, device=self.device)  # the work model
         self._init = flat_parameters(self.net)
         self.sizes = np.array([len(y) for y in ys], dtype=np.int64)
         self._last: tuple[bytes, tuple[float, float]] | None = None
@@ -153,8 +166,8 @@ def _gradient_sum(problem: CNNProblem, client: int, rows: np.ndarray, clip: floa
 
     net = problem.net
     if rows.size == 0:
-        return torch.zeros(problem.dim, dtype=torch.float32)
-    idx = torch.from_numpy(rows)
+        return torch.zeros(problem.dim, dtype=torch.float32, device=problem.device)
+    idx = torch.from_numpy(rows).to(problem.device)
     xb, yb = problem.xs[client][idx], problem.ys[client][idx]
     if clip is None:
         params = list(net.parameters())
@@ -177,8 +190,9 @@ def _step(net: torch.nn.Module, direction: torch.Tensor, lr: float) -> bool:
         return bool(all(torch.isfinite(p).all() for p in net.parameters()))
 
 
-def _normals(rng: np.random.Generator, d: int) -> torch.Tensor:
-    return torch.from_numpy(rng.standard_normal(d).astype(np.float32))
+def _normals(rng: np.random.Generator, d: int, device: torch.device) -> torch.Tensor:
+    """d standard normals drawn by ``rng`` (on the CPU), as float32 on ``device``."""
+    return torch.from_numpy(rng.standard_normal(d).astype(np.float32)).to(device)
 
 
 def dpsgd_steps(problem: CNNProblem, x: np.ndarray, client: int, *, steps: int, rate: float, lr: float,
@@ -203,7 +217,7 @@ def dpsgd_steps(problem: CNNProblem, x: np.ndarray, client: int, *, steps: int, 
         if clip is None:
             g = g / max(rows.size, 1)
         else:
-            g = (g + (sigma * clip) * _normals(rng, problem.dim)) / (rate * n)
+            g = (g + (sigma * clip) * _normals(rng, problem.dim, problem.device)) / (rate * n)
         if not _step(problem.net, g, lr):
             break
     return flat_parameters(problem.net), sampled
@@ -248,13 +262,13 @@ def noisy_prox_steps(problem: CNNProblem, w0: np.ndarray, v: np.ndarray, client:
     clip = check_positive("clip", clip)
     sigma = check_nonnegative("noise_multiplier", noise_multiplier)
     n = int(problem.sizes[client])
-    v_t = torch.from_numpy(np.asarray(v, dtype=np.float32))
+    v_t = torch.from_numpy(np.asarray(v, dtype=np.float32)).to(problem.device)
     load_into(problem.net, w0)
     sampled = 0
     for _ in range(steps):
         rows = _sample(rng, n, rate)
         sampled += rows.size
-        g = (_gradient_sum(problem, client, rows, clip) + (sigma * clip) * _normals(rng, problem.dim)) / (rate * n)
+        g = (_gradient_sum(problem, client, rows, clip) + (sigma * clip) * _normals(rng, problem.dim, problem.device)) / (rate * n)
         with torch.no_grad():
             w = torch.cat([p.reshape(-1) for p in problem.net.parameters()])
         if not _step(problem.net, g + (w - v_t) / rho, lr):

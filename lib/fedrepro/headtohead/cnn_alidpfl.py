@@ -35,12 +35,12 @@ def client_loss_and_gradient(problem: CNNProblem, w: np.ndarray, client: int,
     """F_i(w) = the mean cross-entropy over ``rows`` of ``client``'s records, and its gradient
     (float64, flat), at the model ``w`` (loaded into the problem's work model, a copy)."""
     engine.load_into(problem.net, w)
-    idx = torch.from_numpy(np.asarray(rows, dtype=np.int64))
+    idx = torch.from_numpy(np.asarray(rows, dtype=np.int64)).to(problem.device)
     params = list(problem.net.parameters())
     with torch.enable_grad():
         loss = F.cross_entropy(problem.net(problem.xs[client][idx]), problem.ys[client][idx])
         grads = torch.autograd.grad(loss, params)
-    return float(loss.detach()), torch.cat([g.reshape(-1) for g in grads]).double().numpy()
+    return float(loss.detach()), torch.cat([g.reshape(-1) for g in grads]).double().cpu().numpy()
 
 
 @dataclasses.dataclass(frozen=True)

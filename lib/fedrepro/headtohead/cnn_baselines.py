@@ -82,7 +82,7 @@ def prox_sgd_steps(problem: CNNProblem, w0: np.ndarray, client: int, *, steps: i
     v_t = None
     if v is not None:
         rho = check_positive("rho", rho)
-        v_t = torch.from_numpy(np.asarray(v, dtype=np.float32))
+        v_t = torch.from_numpy(np.asarray(v, dtype=np.float32)).to(problem.device)
     n = int(problem.sizes[client])
     engine.load_into(problem.net, w0)
     sampled = 0
@@ -192,10 +192,11 @@ class FedPLTCeilingCNN:
 def pooled(problem: CNNProblem) -> CNNProblem:
     """The problem with every training record held by one party (the trusted curator): the
     clients' records concatenated in client order, the same evaluation set and the same
-    seeded initial model."""
-    x = torch.cat(problem.xs).numpy()
-    y = torch.cat(problem.ys).numpy()
-    return CNNProblem([(x, y)], problem.eval_x.numpy(), problem.eval_y.numpy(), init_seed=problem.init_seed)
+    seeded initial model, on the same device."""
+    x = torch.cat(problem.xs).cpu().numpy()
+    y = torch.cat(problem.ys).cpu().numpy()
+    return CNNProblem([(x, y)], problem.eval_x.cpu().numpy(), problem.eval_y.cpu().numpy(),
+                      init_seed=problem.init_seed, device=problem.device)
 
 
 @dataclasses.dataclass(frozen=True)

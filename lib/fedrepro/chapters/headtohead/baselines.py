@@ -24,7 +24,7 @@ from fedrepro.experiments.headtohead.t1_baselines import (  # noqa: F401  (re-ex
 )
 from fedrepro.report.prose import compare_summaries
 
-__all__ = ["LABELS", "PRIVATE", "load", "comparison_frame", "baselines_table", "ceilings_table",
+__all__ = ["LABELS", "PRIVATE", "load", "comparison_frame", "table_of", "baselines_table", "ceilings_table",
            "figure_accuracy_vs_epsilon", "baselines_summary", "baselines_verdicts", "verdict_phrase"]
 
 #: The private T1 algorithms (record level, no trusted party), in T1's order.
@@ -93,19 +93,22 @@ def _gap(a: float, sd_a: float, b: float, sd_b: float) -> str:
     return f"{100 * (a - b):+.1f}" + (" (level)" if level else "")
 
 
-def baselines_table(profile: str = "paper") -> Any:
-    """The page's table: for each ε at T1's main budget, the best private T1 algorithm beside
-    central DP-SGD, client-level DP-FedAvg and the non-private ceilings (test accuracy in %,
-    mean ± standard deviation over the seeds), and each baseline's gap to the best private
-    algorithm in points (positive: the baseline is ahead; "(level)" where the difference does
-    not exceed the larger seed standard deviation, the book's rule)."""
+def table_of(result: dict[str, Any], baselines: dict[str, Any], budget: float, *, task: str = "T1",
+             labels: dict[str, str] | None = None) -> Any:
+    """The page's table for ``task`` (its stored result and its baselines' at uplink budget
+    ``budget``): for each ε, the best private algorithm of the task beside central DP-SGD,
+    client-level DP-FedAvg and the non-private ceilings (test accuracy in %, mean ± standard
+    deviation over the seeds), and each baseline's gap to the best private algorithm in
+    points (positive: the baseline is ahead; "(level)" where the difference does not exceed
+    the larger seed standard deviation, the book's rule). ``labels`` names the task's
+    algorithms (default: T1's)."""
     import pandas as pd
 
-    t1_result, baselines = load(profile)
-    f = comparison_frame(t1_result, baselines, T1Config.for_profile(profile).budget_bits)
+    labels = T1_LABELS if labels is None else labels
+    f = comparison_frame(result, baselines, budget)
     rows = []
     for r in f.itertuples():
-        rows.append({"ε": f"{r.epsilon:g}", "best private T1 algorithm": T1_LABELS[r.best_private],
+        rows.append({"ε": f"{r.epsilon:g}", f"best private {task} algorithm": labels[r.best_private],
                      "its accuracy (%)": _pct(r.private, r.private_sd),
                      "central DP-SGD (%)": _pct(r.central, r.central_sd),
                      "central − private (pts)": _gap(r.central, r.central_sd, r.private, r.private_sd),
@@ -116,6 +119,12 @@ def baselines_table(profile: str = "paper") -> Any:
                      "best ceiling (%)": _pct(r.best_ceiling, r.best_ceiling_sd),
                      "best ceiling − private (pts)": _gap(r.best_ceiling, r.best_ceiling_sd, r.private, r.private_sd)})
     return pd.DataFrame(rows).set_index("ε")
+
+
+def baselines_table(profile: str = "paper") -> Any:
+    """:func:`table_of` on the stored T1 results of ``profile`` at T1's main budget."""
+    t1_result, baselines = load(profile)
+    return table_of(t1_result, baselines, T1Config.for_profile(profile).budget_bits)
 
 
 def ceilings_table(profile: str = "paper") -> Any:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fedrepro.chapters.headtohead.baselines import PRIVATE, _cell, _gap, _pct, comparison_frame
+from fedrepro.chapters.headtohead.baselines import PRIVATE, _cell, _pct, comparison_frame
+from fedrepro.chapters.headtohead.baselines import table_of as _table_of
 from fedrepro.chapters.headtohead.t1_report import cells_frame
 from fedrepro.chapters.headtohead.t2 import LABELS as T2_LABELS
 from fedrepro.chapters.headtohead.t2 import T2Config, load_t2
@@ -86,27 +87,9 @@ def progress_text(profile: str = "paper") -> str:
 
 
 def table_of(t2_result: dict[str, Any], baselines: dict[str, Any], budget: float) -> Any:
-    """The table of T1's baselines page on T2's results: for each ε at uplink budget ``budget``,
-    the best private T2 algorithm beside central DP-SGD, client-level DP-FedAvg and the
-    non-private ceilings (test accuracy in %, mean ± standard deviation over the seeds), and
-    each baseline's gap to the best private algorithm in points (positive: the baseline is
-    ahead)."""
-    import pandas as pd
-
-    f = comparison_frame(t2_result, baselines, budget)
-    rows = []
-    for r in f.itertuples():
-        rows.append({"ε": f"{r.epsilon:g}", "best private T2 algorithm": T2_LABELS[r.best_private],
-                     "its accuracy (%)": _pct(r.private, r.private_sd),
-                     "central DP-SGD (%)": _pct(r.central, r.central_sd),
-                     "central − private (pts)": _gap(r.central, r.central_sd, r.private, r.private_sd),
-                     "client-level DP-FedAvg (%)": _pct(r.client, r.client_sd),
-                     "client-level − private (pts)": _gap(r.client, r.client_sd, r.private, r.private_sd),
-                     "its ceiling (%)": _pct(r.own_ceiling, r.own_ceiling_sd),
-                     "its ceiling − private (pts)": _gap(r.own_ceiling, r.own_ceiling_sd, r.private, r.private_sd),
-                     "best ceiling (%)": _pct(r.best_ceiling, r.best_ceiling_sd),
-                     "best ceiling − private (pts)": _gap(r.best_ceiling, r.best_ceiling_sd, r.private, r.private_sd)})
-    return pd.DataFrame(rows).set_index("ε")
+    """The table of T1's baselines page (:func:`fedrepro.chapters.headtohead.baselines.table_of`)
+    on T2's results at uplink budget ``budget``."""
+    return _table_of(t2_result, baselines, budget, task="T2", labels=T2_LABELS)
 
 
 def baselines_table(profile: str = "paper") -> Any:
