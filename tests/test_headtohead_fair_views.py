@@ -140,3 +140,37 @@ def test_no_t1_verdict_changes_with_fair_axes_as_the_index_says():
     cfg = t1.T1Config.for_profile("paper")
     old = t1.load_t1("paper")
     assert view.verdicts(fair, cfg.budget_bits) == view.verdicts(old, cfg.budget_bits)
+
+
+@pytest.mark.stored
+def test_the_fair_edge_probe_supports_the_pages_reading():
+    """The T2 page ("Reading the probe around the fair selections") and the index: four of the
+    five private algorithms do better one step beyond the fair edges on validation; Fed-PLT's
+    binding edge is the clip (C = 10/3) and DPFL's the local steps (12); each gains more than
+    its seed spread on the test set while DP-FedSGD's gain is within it; the float32 FedPAQ does
+    not bind and the quantized one stays near chance; the order of the three that learn and
+    DPFL's lead do not move, and Fed-PLT's distance to DPFL stays within a point of the fair
+    selections' (above five points)."""
+    from fedrepro.chapters.headtohead import t2_edges_report
+    from fedrepro.chapters.headtohead import t2_fair_edges_report as rep
+
+    data = rep.stored("paper")
+    assert data is not None
+    f = rep.facts(data)
+    v = {x["algorithm"]: x for x in t2_edges_report.verdicts(data)}
+    assert f["algorithms"] == 5 and f["binds"] == 4
+    assert {a for a, x in v.items() if x["binds"]} == {"dp-fedsgd", "dpfl", "fedpaq-q", "fed-plt"}
+    plt, dpfl = v["fed-plt"], v["dpfl"]
+    assert plt["extension_config"]["clip"] == pytest.approx(10 / 3)
+    assert {k: plt["extension_config"][k] for k in ("local_steps", "lr", "rho")} == \
+        {k: plt["grid_config"][k] for k in ("local_steps", "lr", "rho")}
+    assert dpfl["extension_config"]["local_steps"] == 12 and dpfl["extension_config"]["clip"] == 1.0
+    for x in (plt, dpfl):  # beyond the larger of the two seed spreads (the book's rule)
+        assert x["extension_test"] - x["grid_test"] > max(x["extension_test_sd"], x["grid_test_sd"])
+    sgd = v["dp-fedsgd"]
+    assert abs(sgd["extension_test"] - sgd["grid_test"]) <= max(sgd["extension_test_sd"], sgd["grid_test_sd"])
+    assert not v["fedpaq"]["binds"] and v["fedpaq-q"]["extension_test"] < 0.15
+    r = t2_edges_report.ranking(data)
+    assert r["grid"][:3] == r["wider"][:3] == ["dpfl", "fed-plt", "dp-fedsgd"]
+    assert f["order_moves"] == f["leader_changes"] == 0
+    assert f["gap_wider"] > 5 and abs(f["gap_wider"] - f["gap_grid"]) < 1

@@ -15,7 +15,7 @@ from fedrepro.chapters.headtohead.t2_report import Text
 from fedrepro.core.cache import load_if_computed
 from fedrepro.experiments.headtohead import t2_fair, t2_fair_edges
 
-__all__ = ["stored", "progress", "clip_edges", "reading_text"]
+__all__ = ["stored", "progress", "clip_edges", "facts", "reading_text"]
 
 
 def _probe_config(profile: str, table: dict[str, Any]) -> t2_fair_edges.T2FairEdgesTuningConfig:
@@ -93,3 +93,34 @@ def reading_text(data: dict[str, Any]) -> Text:
     parts.append(f"The leader at the reference cell is {s['leader_grid']} with the fair selections and "
                  f"{s['leader_wider']} with the better of selections and extensions.")
     return Text(" ".join(parts))
+
+
+def facts(data: dict[str, Any]) -> dict[str, float]:
+    """The numbers the page and the index quote about the probe (glued as
+    ``h2h-t2-fair-edges-<key>``): the counts of :func:`fedrepro.chapters.headtohead.t2_edges_report.summary`
+    (``algorithms``, ``binds``, ``order_moves``, ``leader_changes``, ``gain_<algorithm>`` in
+    points), ``clip_ends`` (selections at an end of the clip axis), and for DPFL and Fed-PLT
+    the test accuracy in % of the fair selection and of the binding extension
+    (``test_grid_<a>``, ``test_beyond_<a>``, NaN where the edge does not bind), their clip and
+    local steps beyond (``clip_beyond_<a>``, ``steps_beyond_<a>``), and the distance in points
+    from Fed-PLT to DPFL on the fair selections and with the better of selection and extension
+    (``gap_grid``, ``gap_wider``)."""
+    s = t2_edges_report.summary(data)
+    v = {x["algorithm"]: x for x in t2_edges_report.verdicts(data)}
+    out: dict[str, float] = {k: float(s[k]) for k in ("algorithms", "binds", "order_moves", "leader_changes")}
+    out.update({k: float(val) for k, val in s.items() if k.startswith("gain_")})
+    out["clip_ends"] = float(sum(e is not None for e in clip_edges(data).values()))
+
+    def best(a: str) -> float:
+        x = v[a]
+        return max(x["grid_test"], x["extension_test"]) if x["binds"] else x["grid_test"]
+
+    for a in ("dpfl", "fed-plt"):
+        x = v[a]
+        out[f"test_grid_{a}"] = 100 * x["grid_test"]
+        out[f"test_beyond_{a}"] = 100 * x["extension_test"] if x["binds"] else float("nan")
+        out[f"clip_beyond_{a}"] = float(x["extension_config"]["clip"])
+        out[f"steps_beyond_{a}"] = float(x["extension_config"]["local_steps"])
+    out["gap_grid"] = 100 * (v["dpfl"]["grid_test"] - v["fed-plt"]["grid_test"])
+    out["gap_wider"] = 100 * (best("dpfl") - best("fed-plt"))
+    return out
