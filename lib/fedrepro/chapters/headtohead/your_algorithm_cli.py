@@ -1,14 +1,16 @@
 """The command ``python -m fedrepro.headtohead run module:NAME``: a reader's algorithm through
-task T1's protocol, printed beside the book's algorithms at the same cells (page "Run your own
-algorithm"; :mod:`fedrepro.chapters.headtohead.your_algorithm` does the work)."""
+the protocol of task T1 or T2, printed beside the book's algorithms at the same cells (page
+"Run your own algorithm"; :mod:`fedrepro.chapters.headtohead.your_algorithm` does the work)."""
 
 from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from collections.abc import Sequence
 
+from fedrepro.core.device import DEVICE_VARIABLE
 from fedrepro.core.profiles import PROFILES
 from fedrepro.headtohead.bring_your_own import MAX_GRID, STORE_VARIABLE
 
@@ -29,9 +31,16 @@ Results go to their own store, never into the book's: --store, else ${STORE_VARI
 ~/.cache/fedrepro/your-algorithm (under $XDG_CACHE_HOME when set). A run is stored cell by cell:
 an interrupted run resumes, and a finished one is loaded, not recomputed.
 
-example:
+T1 tunes the grid at every cell; T2 tunes it once, at its reference cell, and runs the
+selected configuration at every cell. T2 trains a CNN: at the paper profile it costs hours on
+a CPU (about half a minute per round of the 10 clients on 2 cores) and minutes on a GPU
+(--device cuda); the quick profile takes a minute or two on a CPU.
+
+examples:
   python -m fedrepro.headtohead run fedrepro.headtohead.example_algorithm:NormalisedDPFedSGD \\
       --task t1 --epsilons 1,4 --profile quick
+  python -m fedrepro.headtohead run fedrepro.headtohead.example_cnn_algorithm:DPFedAvgMomentum \\
+      --task t2 --profile quick
 """
 
 
@@ -65,8 +74,7 @@ def _task(text: str) -> str:
     from fedrepro.chapters.headtohead.your_algorithm import TASKS
 
     if text.lower() not in TASKS:
-        raise argparse.ArgumentTypeError(f"task must be one of {', '.join(TASKS)}, got {text!r} (T2's CNN task is "
-                                         "not open to readers' algorithms yet)")
+        raise argparse.ArgumentTypeError(f"task must be one of {', '.join(TASKS)}, got {text!r}")
     return text.lower()
 
 
@@ -80,13 +88,16 @@ def build_parser() -> argparse.ArgumentParser:
                               formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("algorithm", metavar="ALGORITHM", help='the import path "module:NAME" (see above)')
     run.add_argument("--task", type=_task, default="t1",
-                     help="the task: t1 (MNIST softmax regression, 100 clients, 10 per round; the default)")
+                     help="the task: t1 (MNIST softmax regression, 100 clients, 10 per round; the default) or "
+                          "t2 (Fashion-MNIST CNN, 10 clients with label shards, all 10 per round; hours on a CPU "
+                          "at the paper profile, minutes on a GPU)")
     run.add_argument("--epsilons", type=_positive_list("epsilons"), default=None, metavar="E1,E2,...",
                      help="the target ε of each cell, δ = 1e-5 (default: the task's ε sweep at this profile: "
-                          "0.5,1,2,4,8 at paper, 4 at quick)")
+                          "0.5,1,2,4,8 at paper, 4 at quick, for both tasks)")
     run.add_argument("--budget-bits", type=_positive_list("budget-bits"), default=None, metavar="B1,B2,...",
                      help="the uplink budgets in bits, all clients together (default: the task's main budget: "
-                          "4e8 at paper, 2e7 at quick); every ε runs at every budget")
+                          "T1 4e8 at paper, 2e7 at quick; T2 5.6e9 at paper, 4e8 at quick); every ε runs at "
+                          "every budget")
     run.add_argument("--profile", choices=PROFILES, default="paper",
                      help="paper: the book's task (full data); quick: a shrunk task, about a minute per cell "
                           "on 2 cores (default: paper)")
@@ -95,6 +106,9 @@ def build_parser() -> argparse.ArgumentParser:
                           "seeds are not those of the book's rows)")
     run.add_argument("--store", default=None, metavar="DIR",
                      help=f"the results store (default: ${STORE_VARIABLE}, else ~/.cache/fedrepro/your-algorithm)")
+    run.add_argument("--device", default=None, metavar="DEVICE",
+                     help=f"the torch device of the run, e.g. cpu or cuda (T2's CNN; T1 computes in numpy): "
+                          f"default ${DEVICE_VARIABLE}, else the CPU; not part of a result's identity")
     run.add_argument("--no-progress", action="store_true", help="no progress bars")
     return parser
 
@@ -105,22 +119,33 @@ def _print_report(comparison, out) -> None:
     from fedrepro.chapters.headtohead import your_algorithm as view
 
     config = comparison.config
-    t1 = config.t1_config()
-    tuned = min(len(config.grid), t1.grid_size)
     where = ("loaded from the store (computed before; nothing recomputed)" if comparison.loaded
              else f"computed in {comparison.wall_s:.1f} s")
     eps = ", ".join(f"{e:g}" for e in config.epsilons)
     budgets = ", ".join(f"{b:.3g}" for b in config.budgets)
-    print(f"Task T1 (MNIST softmax regression, 100 clients, {t1.clients_per_round} per round), "
-          f"profile {config.profile}", file=out)
+    if comparison.task == "t2":
+        from fedrepro.headtohead.t2_task import N_CLIENTS
+
+        protocol = config.t2_config()
+        tuned = min(len(config.grid), protocol.grid_size)
+        print(f"Task T2 (Fashion-MNIST CNN, {N_CLIENTS} clients with label shards, all {N_CLIENTS} per round), "
+              f"profile {config.profile}", file=out)
+        how = (f"tuned once at the reference cell (ε = {protocol.tuning_epsilon:g}, "
+               f"{protocol.budget_bits:.3g} bits) on the validation records")
+    else:
+        protocol = config.t1_config()
+        tuned = min(len(config.grid), protocol.grid_size)
+        print(f"Task T1 (MNIST softmax regression, 100 clients, {protocol.clients_per_round} per round), "
+              f"profile {config.profile}", file=out)
+        how = "tuned at every cell on the validation split"
     print(f"algorithm: {config.name} ({config.algorithm})", file=out)
-    print(f"  grid: {len(config.grid)} configuration(s), {tuned} tuned at this profile on the validation split", file=out)
-    print(f"  cells: ε ∈ {{{eps}}} (δ = {t1.delta:g}) × uplink budget ∈ {{{budgets}}} bits; "
+    print(f"  grid: {len(config.grid)} configuration(s), {tuned} {how}", file=out)
+    print(f"  cells: ε ∈ {{{eps}}} (δ = {protocol.delta:g}) × uplink budget ∈ {{{budgets}}} bits; "
           f"seeds {', '.join(map(str, config.seeds))}", file=out)
     print(f"  result: {comparison.store / config.part / (config.result_name() + '.json')}", file=out)
     print(f"  {where}", file=out)
     print(f"the book's algorithms: {comparison.reference_source}", file=out)
-    if comparison.reference is not None and config.seeds != type(t1).for_profile(config.profile).seeds:
+    if comparison.reference is not None and config.seeds != type(protocol).for_profile(config.profile).seeds:
         print("  note: your seeds differ from those of the book's rows", file=out)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 80):
         print("\nTest accuracy (%, mean ± sd over the seeds) at equal ε and uplink budget:", file=out)
@@ -132,12 +157,44 @@ def _print_report(comparison, out) -> None:
           f"{100 * checks['budget_share_min']:.1f}–{100 * checks['budget_share_max']:.1f} % of the budget", file=out)
 
 
+def _use_device(device: str | None) -> str | None:
+    """Check the device of the run (``device``, else ``$FEDREPRO_TORCH_DEVICE``, else the CPU)
+    and name it in ``$FEDREPRO_TORCH_DEVICE`` for the run's problems (and its worker
+    processes); returns the variable's previous value. ValueError naming the variable for a
+    device torch cannot use."""
+    from fedrepro.core.device import resolve_device
+    from fedrepro.headtohead.t2_task import t2_problems
+
+    previous = os.environ.get(DEVICE_VARIABLE)
+    try:
+        resolve_device(device)
+    except ValueError as exc:
+        given = f"--device {device!r}" if device is not None else f"${DEVICE_VARIABLE} = {previous!r}"
+        raise ValueError(f"{given}: {exc}") from exc
+    if device is not None and device != previous:
+        os.environ[DEVICE_VARIABLE] = device
+        t2_problems.cache_clear()  # problems built in this process on another device are not reused
+    return previous
+
+
+def _restore_device(previous: str | None) -> None:
+    if previous is None:
+        os.environ.pop(DEVICE_VARIABLE, None)
+    else:
+        os.environ[DEVICE_VARIABLE] = previous
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command; returns its exit status (2 for a bad algorithm or store; argparse
-    exits with 2 on a bad argument)."""
+    """Run the command; returns its exit status (2 for a bad algorithm, store or device;
+    argparse exits with 2 on a bad argument)."""
     from fedrepro.chapters.headtohead import your_algorithm as view
 
     args = build_parser().parse_args(argv)
+    try:
+        previous = _use_device(args.device)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     try:
         comparison = view.compare(args.algorithm, task=args.task, profile=args.profile, epsilons=args.epsilons,
                                   budget_bits=args.budget_bits, seeds=args.seeds, store=args.store,
@@ -145,5 +202,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        _restore_device(previous)
     _print_report(comparison, sys.stdout)
     return 0
