@@ -7,6 +7,7 @@ import dataclasses
 from typing import Any, ClassVar
 
 from fedrepro.experiments.headtohead.t1 import GRIDS
+from fedrepro.experiments.headtohead.t2 import GRIDS as T2_GRIDS
 from fedrepro.headtohead import algorithms
 
 #: T1's own DP-FedSGD grid, named as a reader names a grid: the command must give T1's rows.
@@ -39,3 +40,6 @@ class _Delegating:
 
 
 DELEGATING = _Delegating()
+
+#: T2's own DP-FedSGD grid, named as a reader names a grid: ``--task t2`` must give T2's rows.
+T2_DP_FEDSGD = T2_GRIDS["dp-fedsgd"]

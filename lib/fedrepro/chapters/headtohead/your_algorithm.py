@@ -74,6 +74,7 @@ def compare(algorithm: str, *, task: str = "t1", profile: str = "paper", epsilon
     if task == "t1":
         reference, source = yours_run.load_t1_reference(profile, root, progress=progress)
     else:
+        config = yours_t2.with_selection(config, result)  # the identity of the stored cells
         reference, source = yours_t2.load_t2_reference(profile, root, progress=progress)
     return Comparison(config, root, result, reference, source, loaded, wall_s, task)
 

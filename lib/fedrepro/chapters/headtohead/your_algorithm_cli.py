@@ -143,6 +143,9 @@ def _print_report(comparison, out) -> None:
     print(f"  cells: ε ∈ {{{eps}}} (δ = {protocol.delta:g}) × uplink budget ∈ {{{budgets}}} bits; "
           f"seeds {', '.join(map(str, config.seeds))}", file=out)
     print(f"  result: {comparison.store / config.part / (config.result_name() + '.json')}", file=out)
+    if comparison.task == "t2":
+        tuning = config.tuning()
+        print(f"  tuning: {comparison.store / tuning.part / (tuning.result_name() + '.json')}", file=out)
     print(f"  {where}", file=out)
     print(f"the book's algorithms: {comparison.reference_source}", file=out)
     if comparison.reference is not None and config.seeds != type(protocol).for_profile(config.profile).seeds:

@@ -38,7 +38,7 @@ from fedrepro.headtohead import bring_your_own as byo
 from fedrepro.headtohead.t2_task import N_CLIENTS
 
 __all__ = ["YourAlgorithmT2TuningConfig", "YourAlgorithmT2Config", "config_for", "tuning_units", "units",
-           "select", "load_tuning", "load_your_algorithm", "is_stored", "load_t2_reference"]
+           "select", "with_selection", "load_tuning", "load_your_algorithm", "is_stored", "load_t2_reference"]
 
 #: The unit-name prefix of the reader's units.
 _UNIT = "yours"
@@ -231,7 +231,9 @@ def _combine(cfg: YourAlgorithmT2Config, done: dict[str, dict[str, Any]]) -> dic
     return {"records": out}
 
 
-def _selected(cfg: YourAlgorithmT2Config, tuning: dict[str, Any]) -> YourAlgorithmT2Config:
+def with_selection(cfg: YourAlgorithmT2Config, tuning: dict[str, Any]) -> YourAlgorithmT2Config:
+    """``cfg`` with the configuration its tuning result ``tuning`` selected (as
+    :func:`t2.with_selection`)."""
     return dataclasses.replace(cfg, selected=int(tuning["tuning"][0]["selected"]))
 
 
@@ -239,7 +241,7 @@ def load_your_algorithm(cfg: YourAlgorithmT2Config, root: Path, *, progress: boo
     """The result of ``cfg`` in the store ``root`` (the tuning first), computed (and stored
     unit by unit) when missing: ``{"records", "tuning"}`` as T1's reader result."""
     tuning = load_tuning(cfg.tuning(), root, progress=progress)
-    grid = _selected(cfg, tuning)
+    grid = with_selection(cfg, tuning)
     result = run_units(grid, units(grid), _run_unit, combine=_combine, root=root, progress=progress)
     return {"records": result["records"], "tuning": tuning["tuning"]}
 
@@ -247,7 +249,7 @@ def load_your_algorithm(cfg: YourAlgorithmT2Config, root: Path, *, progress: boo
 def is_stored(cfg: YourAlgorithmT2Config, root: Path) -> bool:
     """Whether the store ``root`` holds fresh results of ``cfg`` (its tuning and its cells)."""
     tuning = cache.load(cfg.tuning(), root)
-    return tuning is not None and cache.load(_selected(cfg, tuning.result), root) is not None
+    return tuning is not None and cache.load(with_selection(cfg, tuning.result), root) is not None
 
 
 def load_t2_reference(profile: str, root: Path, *, progress: bool = True) -> tuple[dict[str, Any] | None, str]:
