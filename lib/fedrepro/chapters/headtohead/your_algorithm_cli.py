@@ -32,9 +32,10 @@ Results go to their own store, never into the book's: --store, else ${STORE_VARI
 an interrupted run resumes, and a finished one is loaded, not recomputed.
 
 T1 tunes the grid at every cell; T2 tunes it once, at its reference cell, and runs the
-selected configuration at every cell. T2 trains a CNN: at the paper profile it costs hours on
-a CPU (about half a minute per round of the 10 clients on 2 cores) and minutes on a GPU
-(--device cuda); the quick profile takes a minute or two on a CPU.
+selected configuration at every cell. T2 trains a CNN: at the paper profile it costs from tens
+of minutes to hours on a CPU (more cells, seeds or local steps cost more) and minutes on a GPU
+(--device cuda); the quick profile takes a few minutes on a CPU, the first time with T2's own
+quick run of the book's algorithms.
 
 examples:
   python -m fedrepro.headtohead run fedrepro.headtohead.example_algorithm:NormalisedDPFedSGD \\
