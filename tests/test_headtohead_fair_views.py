@@ -174,3 +174,8 @@ def test_the_fair_edge_probe_supports_the_pages_reading():
     assert r["grid"][:3] == r["wider"][:3] == ["dpfl", "fed-plt", "dp-fedsgd"]
     assert f["order_moves"] == f["leader_changes"] == 0
     assert f["gap_wider"] > 5 and abs(f["gap_wider"] - f["gap_grid"]) < 1
+    # the seed-spread verdicts the page states: DPFL above Fed-PLT beyond the larger sd, on the
+    # fair selections and one step beyond; Fed-PLT and DP-FedSGD level (difference <= larger sd)
+    for test, sd in (("grid_test", "grid_test_sd"), ("extension_test", "extension_test_sd")):
+        assert dpfl[test] - plt[test] > max(dpfl[sd], plt[sd])
+        assert abs(plt[test] - sgd[test]) <= max(plt[sd], sgd[sd])
