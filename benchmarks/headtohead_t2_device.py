@@ -35,6 +35,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from alidpfl_tables import _cpu_model  # the CPU's name, as the other device benchmark reports it
+
 REPO = Path(__file__).resolve().parents[1]
 
 #: ``--what`` → (the stored result's name, the call that computes it in the child).
@@ -63,16 +65,6 @@ def _compare(mine: Path, theirs: Path) -> dict[str, Any]:
         return {"records_compared": 0}
     return {"records_compared": len(diffs), "records_equal": sum(d == 0.0 for d in diffs),
             "max_accuracy_diff_points": round(max(diffs), 3), "mean_accuracy_diff_points": round(sum(diffs) / len(diffs), 3)}
-
-
-def _cpu_model() -> str:
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def main() -> int:
