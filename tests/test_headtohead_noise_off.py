@@ -1,0 +1,112 @@
+"""The noise-off runs of T2 (``fedrepro.headtohead.noise_off.NoiseOff``, run ``t2-noise-off``):
+a private algorithm with σ = 0 and its clipping kept.
+
+Independent check and tolerance: DP-FedSGD's noise-off message on the CNN against a plain loop
+written here from the equation (x ← x − η Σ_j min(1, C/‖g_j‖) g_j / (q n), j Poisson-sampled
+at q, the d normals of the noise drawn and multiplied by 0), each per-record gradient taken by
+autograd on the test's own float64 CNN (``tests/independent/cnn_reference.py``) on the same
+draws: the models differ by at most 1e-4 of the distance they travelled (the library computes in
+float32; a kept noise term, a dropped clip or a wrong divisor moves them by order 1). The
+driver's bookkeeping (σ = 0, ε spent = ∞, the private run's rounds and bits) and the quick
+profile (one record per algorithm and seed, recomputed to the same values) are checked on the
+library itself.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fedrepro.core.validate import ParameterTypeError
+from fedrepro.headtohead import algorithms as alg
+from fedrepro.headtohead import cnn
+from fedrepro.headtohead import cnn_algorithms as ca
+from fedrepro.headtohead.noise_off import NoiseOff
+from tests.independent import cnn_reference as ref
+from tests.test_headtohead_t2_baselines import _close, _record_gradients
+
+
+@pytest.fixture(scope="module")
+def problem() -> cnn.CNNProblem:
+    rng = np.random.default_rng(17)
+    clients = []
+    for i in range(3):
+        n = 14 + 2 * i
+        clients.append((rng.uniform(-1, 1, size=(n, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, size=n)))
+    ex = rng.uniform(-1, 1, size=(20, 1, 28, 28)).astype(np.float32)
+    return cnn.CNNProblem(clients, ex, rng.integers(0, 10, size=20), init_seed=3)
+
+
+def test_dpfedsgd_noise_off_matches_a_plain_loop(problem):
+    reference = ref.Reference()
+    algo = NoiseOff(ca.DPFLCNN(lr=0.5, clip=0.05, local_steps=2, rate=0.4))
+    state = algo.start(problem)
+    x0 = state["x"].copy()
+    client = 1
+    x, y = problem.xs[client].numpy(), problem.ys[client].numpy()
+    n = len(y)
+    msg, sampled = algo.client_message(problem, state, client, 0.0, np.random.default_rng(8))
+    r, w, count, clipped = np.random.default_rng(8), x0.copy(), 0, 0
+    for _ in range(2):
+        rows = np.flatnonzero(r.random(n) < 0.4)
+        r.standard_normal(w.size)  # the noise draw, multiplied by σ = 0
+        g = _record_gradients(reference, w, x[rows], y[rows])
+        norms = np.linalg.norm(g, axis=1)
+        clipped += int((norms > 0.05).sum())
+        w = w - 0.5 * (g * np.minimum(1.0, 0.05 / norms)[:, None]).sum(axis=0) / (0.4 * n)
+        count += rows.size
+    assert clipped > 0 and count == sampled  # the clip binds: the check is not of plain SGD
+    _close(x0 + msg, w, x0)
+
+
+def test_the_driver_runs_it_as_a_non_private_reference_on_the_private_draws(problem):
+    private = ca.FedPLTCNN(lr=0.3, rho=1.0, local_steps=2, clip=0.1, rate=0.5)
+    budget = 3 * 3 * private.message_bits(problem.dim)
+    off = alg.run(problem, NoiseOff(private), epsilon=None, delta=1e-5, uplink_budget_bits=budget,
+                  clients_per_round=3, seed=4, eval_rounds=1)
+    on = alg.run(problem, private, epsilon=2.0, delta=1e-5, uplink_budget_bits=budget, clients_per_round=3, seed=4,
+                 eval_rounds=1)
+    assert off["noise_multiplier"] == 0.0 and off["epsilon_spent"] == math.inf and on["noise_multiplier"] > 0
+    for key in ("rounds", "uplink_bits", "downlink_bits", "message_bits", "participations", "sampled_records"):
+        assert off[key] == on[key], key  # same schedule, same Poisson samples: the noise is the only change
+    assert NoiseOff(private).name == f"{private.name}, noise off" and NoiseOff(private).privacy_plan(3) is None
+
+
+def test_bad_inputs_are_refused(problem):
+    with pytest.raises(ValueError, match="already non-private"):
+        NoiseOff(ca.FedAvgCNN())
+    with pytest.raises(ParameterTypeError, match="head-to-head interface"):
+        NoiseOff(object())
+    algo = NoiseOff(ca.DPFLCNN())
+    with pytest.raises(ValueError, match="noise_multiplier 0"):
+        algo.client_message(problem, algo.start(problem), 0, 0.5, np.random.default_rng(0))
+
+
+def test_config_refuses_unknown_selections():
+    from fedrepro.experiments.headtohead.t2_noise_off import T2NoiseOffConfig
+
+    with pytest.raises(ValueError, match="private algorithms"):
+        T2NoiseOffConfig(selected=(("ali-dpfl", 0),))
+    with pytest.raises(ValueError, match="fair grid"):
+        T2NoiseOffConfig(selected=(("dpfl", 12),))
+
+
+@pytest.mark.slow
+def test_quick_profile_runs_every_fair_selection_and_recomputes(results_dir):
+    from fedrepro.experiments.headtohead import t2_noise_off as t
+
+    result = t.load_t2_noise_off("quick")
+    recs = result["records"]
+    assert [r["algorithm"] for r in recs] == list(t.ORDER)  # one seed on the quick profile
+    for r in recs:
+        assert r["noise_multiplier"] == 0.0 and r["epsilon_spent"] == math.inf
+        assert 0.0 <= r["test_accuracy"] <= 1.0 and r["uplink_bits"] <= r["uplink_budget_bits"]
+    from fedrepro.experiments.headtohead import t2_fair_grid
+
+    tuning = t2_fair_grid.fair_selection("quick")
+    cfg = t.T2NoiseOffConfig(profile="quick", selected=tuple((x["algorithm"], int(x["selected"]))
+                                                             for x in tuning["tuning"] if x["algorithm"] in t.ORDER))
+    again = t._run_unit(cfg, "dpfl_seed-0")
+    assert again == next(r for r in recs if r["algorithm"] == "dpfl")
