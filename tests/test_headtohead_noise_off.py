@@ -110,3 +110,32 @@ def test_quick_profile_runs_every_fair_selection_and_recomputes(results_dir):
                                                              for x in tuning["tuning"] if x["algorithm"] in t.ORDER))
     again = t._run_unit(cfg, "dpfl_seed-0")
     assert again == next(r for r in recs if r["algorithm"] == "dpfl")
+
+
+def _rec(name: str, acc: float, seed: int, epsilon: float = math.inf, budget: float = 5.6e9) -> dict:
+    return {"algorithm": name, "seed": seed, "epsilon_target": epsilon, "uplink_budget_bits": budget,
+            "test_accuracy": acc, "rounds": 30, "noise_multiplier": 0.0, "test_loss": 1.0}
+
+
+def test_the_view_splits_noise_from_clipping_by_the_seed_spread_rule():
+    """Hand-made records with known answers: the noise costs DPFL 10 points (beyond its spread
+    of 1) and Fed-PLT 0.5 (within it); DPFL's ceiling is level with its noise-off run, Fed-PLT's
+    20 points below it."""
+    from fedrepro.chapters.headtohead import t2_baselines as view
+
+    accs = {"dpfl": (0.60, 0.70, 0.70), "fed-plt": (0.50, 0.505, 0.305)}  # private, noise off, ceiling means
+    private, noise_off, ceilings = [], [], []
+    for a, (p, n, c) in accs.items():
+        for s, d in enumerate((-0.01, 0.0, 0.01)):
+            private.append(_rec(a, p + d, s, epsilon=2.0))
+            noise_off.append(_rec(a, n + d, s))
+            ceilings.append(_rec(f"{a}-ceiling", c + d, s))
+    f = view.decomposition_frame({"records": private}, {"records": ceilings}, {"records": noise_off}, 2.0, 5.6e9)
+    f = f.set_index("algorithm")
+    assert f.loc["dpfl", "noise"] == "higher" and f.loc["dpfl", "clipping"] == "level"
+    assert f.loc["fed-plt", "noise"] == "level" and f.loc["fed-plt", "clipping"] == "lower"
+    assert f.loc["dpfl", "noise_off"] - f.loc["dpfl", "private"] == pytest.approx(0.10, abs=1e-12)
+    assert f.loc["dp-fedsgd", "noise"] == ""  # no records: no verdict
+    table = view.decomposition_table(f.reset_index(), 2.0)
+    assert table.loc[view.T2_LABELS["fed-plt"], "ceiling − noise off (pts)"] == "-20.0"
+    assert table.loc[view.T2_LABELS["fed-plt"], "noise off − private (pts)"] == "+0.5 (level)"

@@ -25,7 +25,8 @@ from fedrepro.experiments.headtohead.t1_baselines import (  # noqa: F401  (re-ex
 from fedrepro.report.prose import compare_summaries
 
 __all__ = ["LABELS", "PRIVATE", "load", "comparison_frame", "table_of", "baselines_table", "ceilings_table",
-           "figure_accuracy_vs_epsilon", "baselines_summary", "baselines_verdicts", "verdict_phrase"]
+           "figure_of", "figure_accuracy_vs_epsilon", "summary_of", "baselines_summary", "verdicts_of",
+           "baselines_verdicts", "verdict_phrase"]
 
 #: The private T1 algorithms (record level, no trusted party), in T1's order.
 PRIVATE: tuple[str, ...] = ("dp-fedsgd", "dpfl", "fedpaq", "fedpaq-q", "fed-plt")
@@ -148,16 +149,14 @@ def ceilings_table(profile: str = "paper") -> Any:
     return pd.DataFrame(rows).set_index("algorithm")
 
 
-def figure_accuracy_vs_epsilon(profile: str = "paper") -> Any:
-    """Test accuracy against ε at T1's main budget: the best private T1 algorithm at each ε,
-    central DP-SGD and client-level DP-FedAvg (mean ± sd over the seeds), the ceiling of the
-    best private algorithm and the best ceiling as horizontal lines."""
+def figure_of(f: Any, *, task: str = "T1") -> Any:
+    """Test accuracy against ε of a :func:`comparison_frame` ``f``: the best private ``task``
+    algorithm at each ε, central DP-SGD and client-level DP-FedAvg (mean ± sd over the seeds),
+    the best ceiling as a horizontal line."""
     import matplotlib.pyplot as plt
 
-    t1_result, baselines = load(profile)
-    f = comparison_frame(t1_result, baselines, T1Config.for_profile(profile).budget_bits)
     fig, ax = plt.subplots(figsize=(6.4, 5.0))
-    series = [("private", "best private T1 algorithm (no trusted party, record level)", "o", "C0"),
+    series = [("private", f"best private {task} algorithm (no trusted party, record level)", "o", "C0"),
               ("central", LABELS["central-dpsgd"], "s", "C1"),
               ("client", LABELS["dp-fedavg-client"], "^", "C2")]
     for key, label, marker, color in series:
@@ -175,12 +174,17 @@ def figure_accuracy_vs_epsilon(profile: str = "paper") -> Any:
     return fig
 
 
-def baselines_summary(profile: str = "paper") -> dict[str, float]:
-    """The numbers the prose quotes (points, positive where the baseline is ahead): the gap of
-    central DP-SGD and of client-level DP-FedAvg to the best private algorithm at the smallest
-    and at the largest ε of the main budget, and the gap of the best ceiling at the largest ε."""
+def figure_accuracy_vs_epsilon(profile: str = "paper") -> Any:
+    """:func:`figure_of` on the stored T1 results of ``profile`` at T1's main budget."""
     t1_result, baselines = load(profile)
-    f = comparison_frame(t1_result, baselines, T1Config.for_profile(profile).budget_bits)
+    return figure_of(comparison_frame(t1_result, baselines, T1Config.for_profile(profile).budget_bits))
+
+
+def summary_of(f: Any) -> dict[str, float]:
+    """The numbers the prose quotes of a :func:`comparison_frame` ``f`` (points, positive where
+    the baseline is ahead): the gap of central DP-SGD and of client-level DP-FedAvg to the best
+    private algorithm at the smallest and at the largest ε, and the gaps of the best ceiling
+    and of the best private algorithm's own ceiling at the largest ε."""
     first, last = f.iloc[0], f.iloc[-1]
     return {"central_gap_smallest_epsilon": float(100 * (first["central"] - first["private"])),
             "central_gap_largest_epsilon": float(100 * (last["central"] - last["private"])),
@@ -190,18 +194,35 @@ def baselines_summary(profile: str = "paper") -> dict[str, float]:
             "own_ceiling_gap_largest_epsilon": float(100 * (last["own_ceiling"] - last["private"]))}
 
 
-def baselines_verdicts(profile: str = "paper") -> dict[str, str]:
-    """The comparisons the prose words, by the seed-spread rule
-    (:func:`fedrepro.report.prose.compare_summaries`: ``"higher"``, ``"lower"`` or ``"level"``):
-    the best private algorithm's own ceiling and the best ceiling against it at the largest ε,
-    and central DP-SGD against it at the largest ε."""
+def baselines_summary(profile: str = "paper") -> dict[str, float]:
+    """:func:`summary_of` on the stored T1 results of ``profile`` at T1's main budget."""
     t1_result, baselines = load(profile)
-    f = comparison_frame(t1_result, baselines, T1Config.for_profile(profile).budget_bits)
-    last = f.iloc[-1]
-    return {key: compare_summaries(last[col], last[f"{col}_sd"], last["private"], last["private_sd"])
-            for key, col in (("own_ceiling_largest_epsilon", "own_ceiling"),
-                             ("best_ceiling_largest_epsilon", "best_ceiling"),
-                             ("central_largest_epsilon", "central"))}
+    return summary_of(comparison_frame(t1_result, baselines, T1Config.for_profile(profile).budget_bits))
+
+
+def verdicts_of(f: Any) -> dict[str, str]:
+    """The comparisons the prose words of a :func:`comparison_frame` ``f``, by the seed-spread
+    rule (:func:`fedrepro.report.prose.compare_summaries`: ``"higher"``, ``"lower"`` or
+    ``"level"``): the best private algorithm's own ceiling, the best ceiling, central DP-SGD
+    and client-level DP-FedAvg against it, at the largest ε (``<key>_largest_epsilon``) and,
+    for the two trusted baselines, at the smallest (``<key>_smallest_epsilon``)."""
+    first, last = f.iloc[0], f.iloc[-1]
+    out = {f"{key}_largest_epsilon": compare_summaries(last[col], last[f"{col}_sd"], last["private"],
+                                                       last["private_sd"])
+           for key, col in (("own_ceiling", "own_ceiling"), ("best_ceiling", "best_ceiling"),
+                            ("central", "central"), ("client", "client"))}
+    out.update({f"{key}_smallest_epsilon": compare_summaries(first[key], first[f"{key}_sd"], first["private"],
+                                                             first["private_sd"]) for key in ("central", "client")})
+    return out
+
+
+def baselines_verdicts(profile: str = "paper") -> dict[str, str]:
+    """The T1 page's verdicts (:func:`verdicts_of`): the best private algorithm's own ceiling
+    and the best ceiling against it at the largest ε, and central DP-SGD against it at the
+    largest ε."""
+    t1_result, baselines = load(profile)
+    v = verdicts_of(comparison_frame(t1_result, baselines, T1Config.for_profile(profile).budget_bits))
+    return {k: v[k] for k in ("own_ceiling_largest_epsilon", "best_ceiling_largest_epsilon", "central_largest_epsilon")}
 
 
 def verdict_phrase(verdict: str) -> str:

@@ -11,7 +11,17 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from fedrepro.chapters.headtohead.baselines import PRIVATE, _cell, _pct, comparison_frame
+from fedrepro.chapters.headtohead.baselines import (
+    PRIVATE,
+    _cell,
+    _gap,
+    _pct,
+    comparison_frame,
+    figure_of,
+    summary_of,
+    verdict_phrase,
+    verdicts_of,
+)
 from fedrepro.chapters.headtohead.baselines import table_of as _table_of
 from fedrepro.chapters.headtohead.t1_report import cells_frame
 from fedrepro.chapters.headtohead.t2 import LABELS as T2_LABELS
@@ -25,8 +35,9 @@ from fedrepro.experiments.headtohead.t2_baselines import (  # noqa: F401  (re-ex
     load_t2_baselines,
 )
 
-__all__ = ["LABELS", "PRIVATE", "load", "stored", "progress", "progress_text", "comparison_frame", "table_of",
-           "baselines_table", "ceilings_table_of", "ceilings_table"]
+__all__ = ["LABELS", "PRIVATE", "load", "private_stored", "stored", "progress", "progress_text", "comparison_frame",
+           "table_of", "baselines_table", "ceilings_table_of", "ceilings_table", "figure", "noise_off_stored",
+           "decomposition_frame", "decomposition_table", "facts"]
 
 #: What the page calls each baseline.
 LABELS: dict[str, str] = {
@@ -41,19 +52,28 @@ def load(profile: str = "paper") -> tuple[dict[str, Any], dict[str, Any]]:
     return load_t2(profile), load_t2_baselines(profile)
 
 
+def private_stored(profile: str = "paper") -> dict[str, Any] | None:
+    """The private T2 algorithms the baselines are set against: the fair grid's records at the
+    main budget (:func:`fedrepro.chapters.headtohead.t2_fair.final_computed`, the clip tuned by
+    every algorithm; issue 50, item 1) when they are stored, else ``None``; never computes."""
+    from fedrepro.chapters.headtohead import t2_fair as fair_view
+
+    table = fair_view.fair_computed(profile)
+    return None if table is None else fair_view.final_computed(profile, table)
+
+
 def stored(profile: str = "paper") -> tuple[dict[str, Any], dict[str, Any]] | None:
-    """(the T2 result, the T2 baselines result) of ``profile`` when both are stored and fresh,
-    else ``None``; never computes."""
-    from fedrepro.chapters.headtohead import t2_report
+    """(the private T2 records of :func:`private_stored`, the T2 baselines result) of
+    ``profile`` when both are stored and fresh, else ``None``; never computes."""
     from fedrepro.core.cache import load_if_computed
     from fedrepro.experiments.headtohead import t2_baselines as runs
 
-    _, t2_result = t2_report.load_computed(profile)
+    private = private_stored(profile)
     tuning = load_if_computed(T2BaselinesConfig.for_profile(profile).tuning_config())
-    if t2_result is None or tuning is None:
+    if private is None or tuning is None:
         return None
     cells = load_if_computed(runs.with_selection(T2BaselinesConfig.for_profile(profile), tuning.result))
-    return None if cells is None else (t2_result, cells.result)
+    return None if cells is None else (private, cells.result)
 
 
 def progress(profile: str = "paper") -> dict[str, int]:
@@ -123,3 +143,118 @@ def ceilings_table_of(t2_result: dict[str, Any], baselines: dict[str, Any]) -> A
 def ceilings_table(profile: str = "paper") -> Any:
     """:func:`ceilings_table_of` on the stored T2 results of ``profile``."""
     return ceilings_table_of(*load(profile))
+
+
+def figure(private: dict[str, Any], baselines: dict[str, Any], budget: float) -> Any:
+    """T1's figure (:func:`fedrepro.chapters.headtohead.baselines.figure_of`) on T2."""
+    return figure_of(comparison_frame(private, baselines, budget), task="T2")
+
+
+# --------------------------------------------------------------------------- noise off, clipping kept
+
+
+def noise_off_stored(profile: str = "paper") -> dict[str, Any] | None:
+    """The noise-off runs of the fair selections (:mod:`fedrepro.experiments.headtohead.t2_noise_off`)
+    when stored and fresh, else ``None``; never computes."""
+    from fedrepro.chapters.headtohead import t2_fair as fair_view
+    from fedrepro.core.cache import load_if_computed
+    from fedrepro.experiments.headtohead import t2_fair, t2_noise_off
+
+    table = fair_view.fair_computed(profile)
+    if table is None:
+        return None
+    selection = tuple((t["algorithm"], int(t["selected"])) for t in table["tuning"] if t["algorithm"] in t2_fair.PRIVATE)
+    out = load_if_computed(t2_noise_off.T2NoiseOffConfig(profile=profile, selected=selection))
+    return None if out is None else out.result
+
+
+def _mean_sd(values: list[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (n − 1; 0 for one value) of the seeds' test
+    accuracies; NaN when a seed diverged (its accuracy is NaN)."""
+    import numpy as np
+
+    v = np.asarray(values, dtype=float)
+    if v.size == 0 or not np.isfinite(v).all():
+        return math.nan, math.nan
+    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+
+
+def decomposition_frame(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[str, Any],
+                        epsilon: float, budget: float) -> Any:
+    """One row per private algorithm at the reference cell (``epsilon``, ``budget``): its fair
+    selection's test accuracy (mean and sd over the seeds), the same configuration with the
+    noise off and the clipping kept, and its ceiling (clipping and noise off, its own grid), as
+    fractions; with the seed-spread verdicts (:func:`fedrepro.report.prose.compare_summaries`)
+    of noise off against private (``noise``) and of the ceiling against noise off
+    (``clipping``)."""
+    import pandas as pd
+
+    from fedrepro.report.prose import compare_summaries
+
+    def accs(records: list[dict[str, Any]], name: str, **match: float) -> list[float]:
+        return [r["test_accuracy"] for r in records if r["algorithm"] == name
+                and all(r.get(k) == v for k, v in match.items())]
+
+    rows = []
+    for a in PRIVATE:
+        p = _mean_sd(accs(private["records"], a, epsilon_target=epsilon, uplink_budget_bits=budget))
+        n = _mean_sd(accs(noise_off["records"], a, uplink_budget_bits=budget))
+        c = _cell(cells_frame(baselines), f"{a}-ceiling", math.inf, budget)
+        ok = all(math.isfinite(x) for x in (*p, *n))
+        rows.append({"algorithm": a, "private": p[0], "private_sd": p[1], "noise_off": n[0], "noise_off_sd": n[1],
+                     "ceiling": c[0], "ceiling_sd": c[1],
+                     "noise": compare_summaries(n[0], n[1], p[0], p[1]) if ok else "",
+                     "clipping": compare_summaries(c[0], c[1], n[0], n[1])
+                     if ok and all(math.isfinite(x) for x in c) else ""})
+    return pd.DataFrame(rows)
+
+
+def decomposition_table(f: Any, epsilon: float) -> Any:
+    """:func:`decomposition_frame` for the page: accuracies in % (mean ± sd over the seeds) and
+    the two differences in points ("(level)" within the larger seed spread)."""
+    import pandas as pd
+
+    rows = []
+    for r in f.itertuples():
+        rows.append({"algorithm": T2_LABELS[r.algorithm], f"private, ε = {epsilon:g} (%)": _pct(r.private, r.private_sd),
+                     "noise off, clipping kept (%)": _pct(r.noise_off, r.noise_off_sd),
+                     "noise off − private (pts)": _gap(r.noise_off, r.noise_off_sd, r.private, r.private_sd),
+                     "ceiling: clipping and noise off (%)": _pct(r.ceiling, r.ceiling_sd),
+                     "ceiling − noise off (pts)": _gap(r.ceiling, r.ceiling_sd, r.noise_off, r.noise_off_sd)})
+    return pd.DataFrame(rows).set_index("algorithm")
+
+
+def facts(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[str, Any] | None,
+          profile: str = "paper") -> dict[str, Any]:
+    """The numbers and verdict phrases the T2 section of the page quotes (glued as
+    ``h2h-baselines-t2-<key>``): :func:`fedrepro.chapters.headtohead.baselines.summary_of` and
+    ``verdict-<key>`` (:func:`fedrepro.chapters.headtohead.baselines.verdicts_of`, in words) at
+    T2's main budget, ``best_private_largest``/``best_private_smallest`` (the algorithm's page
+    label); the count of ceilings below their private algorithm at the reference cell beyond
+    the seed spread (``ceilings_below``); and, with the noise-off runs, the counts of
+    algorithms whose noise costs accuracy beyond the spread (``noise_costs``) and whose ceiling
+    falls below the noise-off run beyond the spread (``clipping_helps``), and per algorithm
+    ``noise_gap_<a>`` and ``clip_gap_<a>`` in points."""
+    p = T2Config.for_profile(profile)
+    f = comparison_frame(private, baselines, p.budget_bits)
+    out: dict[str, Any] = dict(summary_of(f))
+    out.update({f"verdict-{k}": verdict_phrase(v) for k, v in verdicts_of(f).items()})
+    out["best_private_largest"] = T2_LABELS[f["best_private"].iloc[-1]]
+    out["best_private_smallest"] = T2_LABELS[f["best_private"].iloc[0]]
+    from fedrepro.report.prose import compare_summaries
+
+    below = 0
+    for a in PRIVATE:
+        pr = _mean_sd([r["test_accuracy"] for r in private["records"] if r["algorithm"] == a
+                       and r["epsilon_target"] == p.tuning_epsilon and r["uplink_budget_bits"] == p.budget_bits])
+        c = _cell(cells_frame(baselines), f"{a}-ceiling", math.inf, p.budget_bits)
+        below += compare_summaries(c[0], c[1], pr[0], pr[1]) == "lower" if math.isfinite(pr[0]) else 0
+    out["ceilings_below"] = float(below)
+    if noise_off is not None:
+        d = decomposition_frame(private, baselines, noise_off, p.tuning_epsilon, p.budget_bits)
+        out["noise_costs"] = float((d["noise"] == "higher").sum())
+        out["clipping_helps"] = float((d["clipping"] == "lower").sum())
+        for r in d.itertuples():
+            out[f"noise_gap_{r.algorithm}"] = float(100 * (r.noise_off - r.private))
+            out[f"clip_gap_{r.algorithm}"] = float(100 * (r.ceiling - r.noise_off))
+    return out
