@@ -377,3 +377,61 @@ def test_quick_profile_follows_the_protocol_recomputes_and_the_view_reads_it(res
     assert table.iloc[0]["central − private (pts)"] == f"{100 * (f['central'] - f['private']).iloc[0]:+.1f}"
     ceilings = view.ceilings_table_of(t2_result, result)
     assert ceilings.shape == (5, 3)
+
+
+@pytest.mark.stored
+def test_stored_paper_result_follows_the_protocol():
+    from fedrepro.core.cache import read_only
+
+    cfg = tb.T2BaselinesConfig()
+    with read_only():
+        _check(tb.load_t2_baselines("paper"), tb.load_t2_baselines_tuning("paper"), cfg)
+
+
+@pytest.mark.stored
+def test_the_stored_t2_baselines_support_the_pages_reading():
+    """The baselines page ("Reading the T2 table"): DPFL is the best private algorithm on the
+    fair grids at every ε; central DP-SGD is ahead of it beyond the seed spread at the smallest
+    and the largest ε; client-level DP-FedAvg stays within ten points of chance (10 %) at every ε,
+    behind beyond the spread, with a server noise more than 100 times the largest norm of the
+    sum it is added to; DPFL's own ceiling and the best ceiling (the quantized FedPAQ's, 45
+    rounds against 30) are ahead beyond the spread; both trusted baselines select at the edges
+    the page names; two ceilings (DP-FedSGD's, Fed-PLT's) fall below their private algorithm at
+    the reference cell beyond the spread."""
+    from fedrepro.chapters.headtohead import t2_baselines as view
+    from fedrepro.report.prose import compare_summaries
+
+    stored = view.stored("paper")
+    assert stored is not None
+    private, base = stored
+    p = view.T2Config.for_profile("paper")
+    f = view.comparison_frame(private, base, p.budget_bits)
+    assert set(f["best_private"]) == {"dpfl"}
+    facts = view.facts(private, base, None)
+    for key in ("central_smallest_epsilon", "central_largest_epsilon", "own_ceiling_largest_epsilon",
+                "best_ceiling_largest_epsilon"):
+        assert facts[f"verdict-{key}"] == "the baseline is ahead", key
+    assert facts["verdict-client_smallest_epsilon"] == facts["verdict-client_largest_epsilon"] == "the baseline is behind"
+    assert (f["client"] < 0.2).all() and facts["client_noise_to_signal_largest"] > 100
+    assert f["best_ceiling_of"].iloc[-1] == "fedpaq-q-ceiling"
+    assert (facts["best_ceiling_rounds"], facts["own_ceiling_rounds"]) == (45, 30)
+    # the selections, read from the cells' configurations
+    central = next(r["config"] for r in base["records"] if r["algorithm"] == "central-dpsgd")
+    client = next(r["config"] for r in base["records"] if r["algorithm"] == "dp-fedavg-client")
+    assert central["lr"] == max(g.lr for g in tb.CENTRAL_GRID) and central["clip"] == max(g.clip for g in tb.CENTRAL_GRID)
+    assert client["lr"] == max(g.lr for g in tb.CLIENT_GRID) and client["clip"] == max(g.clip for g in tb.CLIENT_GRID)
+    assert client["local_steps"] == min(g.local_steps for g in tb.CLIENT_GRID)
+    below = []
+    for a in view.PRIVATE:
+        pr = [r["test_accuracy"] for r in private["records"] if r["algorithm"] == a
+              and r["epsilon_target"] == p.tuning_epsilon and r["uplink_budget_bits"] == p.budget_bits]
+        ce = [r["test_accuracy"] for r in base["records"] if r["algorithm"] == f"{a}-ceiling"
+              and r["uplink_budget_bits"] == p.budget_bits]
+        ce = [x for x in ce if math.isfinite(x)]  # a diverged seed: the tables count the others
+        if compare_summaries(np.mean(ce), np.std(ce, ddof=1), np.mean(pr), np.std(pr, ddof=1)) == "lower":
+            below.append(a)
+    assert below == ["dp-fedsgd", "fed-plt"] and facts["ceilings_below"] == 2
+    # the one diverged run the page names: Fed-PLT's ceiling, one seed of three at the main budget
+    diverged = [(r["algorithm"], r["uplink_budget_bits"]) for r in base["records"] if r["diverged"]]
+    assert diverged == [("fed-plt-ceiling", p.budget_bits)]
+    assert view.ceilings_table_of(private, base).loc[view.T2_LABELS["fed-plt"]].iloc[2].endswith("(1 of 3 diverged)")

@@ -52,6 +52,26 @@ def _cell(cells: Any, name: str, epsilon: float, budget: float) -> tuple[float, 
     return float(row["accuracy"].iloc[0]), float(row["sd"].iloc[0])
 
 
+def _diverged(cells: Any, name: str, epsilon: float, budget: float) -> tuple[int, int]:
+    """(seeds whose run diverged, seeds) of a cell; (0, 0) where the cell is missing."""
+    row = cells[(cells["algorithm"] == name) & (cells["epsilon_target"] == epsilon)
+                & (cells["uplink_budget_bits"] == budget)]
+    if row.empty:
+        return 0, 0
+    return int(row["seeds"].iloc[0] - row["finite"].iloc[0]), int(row["seeds"].iloc[0])
+
+
+def _marked(text: str, diverged: int, seeds: int) -> str:
+    """``text`` (a mean ± sd over the seeds that did not diverge) with the count of those that
+    did, where any did."""
+    return text if diverged == 0 or text == "—" else f"{text} ({diverged} of {seeds} diverged)"
+
+
+def _pct_cell(cells: Any, name: str, epsilon: float, budget: float) -> str:
+    """A cell's test accuracy in % (mean ± sd over its finite seeds), marked where seeds diverged."""
+    return _marked(_pct(*_cell(cells, name, epsilon, budget)), *_diverged(cells, name, epsilon, budget))
+
+
 def comparison_frame(t1_result: dict[str, Any], baselines: dict[str, Any], budget: float) -> Any:
     """One row per ε of the main ``budget`` (numbers, accuracies as fractions): the best
     private T1 algorithm (by mean test accuracy over the seeds), its mean and standard
@@ -77,7 +97,12 @@ def comparison_frame(t1_result: dict[str, Any], baselines: dict[str, Any], budge
                      "private_sd": float(best["sd"]), "central": central[0], "central_sd": central[1],
                      "client": client[0], "client_sd": client[1], "own_ceiling": own[0], "own_ceiling_sd": own[1],
                      "best_ceiling_of": top["algorithm"], "best_ceiling": float(top["accuracy"]),
-                     "best_ceiling_sd": float(top["sd"])})
+                     "best_ceiling_sd": float(top["sd"]),
+                     "private_diverged": _diverged(private, best["algorithm"], eps, budget),
+                     "central_diverged": _diverged(base, "central-dpsgd", eps, budget),
+                     "client_diverged": _diverged(base, "dp-fedavg-client", eps, budget),
+                     "own_ceiling_diverged": _diverged(base, f"{best['algorithm']}-ceiling", math.inf, budget),
+                     "best_ceiling_diverged": _diverged(base, top["algorithm"], math.inf, budget)})
     return pd.DataFrame(rows)
 
 
@@ -110,14 +135,14 @@ def table_of(result: dict[str, Any], baselines: dict[str, Any], budget: float, *
     rows = []
     for r in f.itertuples():
         rows.append({"ε": f"{r.epsilon:g}", f"best private {task} algorithm": labels[r.best_private],
-                     "its accuracy (%)": _pct(r.private, r.private_sd),
-                     "central DP-SGD (%)": _pct(r.central, r.central_sd),
+                     "its accuracy (%)": _marked(_pct(r.private, r.private_sd), *r.private_diverged),
+                     "central DP-SGD (%)": _marked(_pct(r.central, r.central_sd), *r.central_diverged),
                      "central − private (pts)": _gap(r.central, r.central_sd, r.private, r.private_sd),
-                     "client-level DP-FedAvg (%)": _pct(r.client, r.client_sd),
+                     "client-level DP-FedAvg (%)": _marked(_pct(r.client, r.client_sd), *r.client_diverged),
                      "client-level − private (pts)": _gap(r.client, r.client_sd, r.private, r.private_sd),
-                     "its ceiling (%)": _pct(r.own_ceiling, r.own_ceiling_sd),
+                     "its ceiling (%)": _marked(_pct(r.own_ceiling, r.own_ceiling_sd), *r.own_ceiling_diverged),
                      "its ceiling − private (pts)": _gap(r.own_ceiling, r.own_ceiling_sd, r.private, r.private_sd),
-                     "best ceiling (%)": _pct(r.best_ceiling, r.best_ceiling_sd),
+                     "best ceiling (%)": _marked(_pct(r.best_ceiling, r.best_ceiling_sd), *r.best_ceiling_diverged),
                      "best ceiling − private (pts)": _gap(r.best_ceiling, r.best_ceiling_sd, r.private, r.private_sd)})
     return pd.DataFrame(rows).set_index("ε")
 
@@ -143,8 +168,8 @@ def ceilings_table(profile: str = "paper") -> Any:
     for a in PRIVATE:
         row: dict[str, Any] = {"algorithm": T1_LABELS[a]}
         for b in budgets:
-            row[f"ceiling, {b:.2g} bits (%)"] = _pct(*_cell(base, f"{a}-ceiling", math.inf, b))
-        row[f"private, ε = {eps:g}, {cfg.budget_bits:.2g} bits (%)"] = _pct(*_cell(private, a, eps, cfg.budget_bits))
+            row[f"ceiling, {b:.2g} bits (%)"] = _pct_cell(base, f"{a}-ceiling", math.inf, b)
+        row[f"private, ε = {eps:g}, {cfg.budget_bits:.2g} bits (%)"] = _pct_cell(private, a, eps, cfg.budget_bits)
         rows.append(row)
     return pd.DataFrame(rows).set_index("algorithm")
 

@@ -61,14 +61,15 @@ def records_frame(result: dict[str, Any]) -> Any:
 
 def cells_frame(result: dict[str, Any]) -> Any:
     """One row per (algorithm, ε, budget): the test accuracy over the seeds (mean, standard
-    deviation, min, max), the final training loss (mean), the rounds and the noise."""
+    deviation, min, max; over the seeds whose run did not diverge, ``finite`` of ``seeds``), the
+    final training loss (mean), the rounds and the noise."""
     df = records_frame(result)
     g = df.groupby(["algorithm", "epsilon_target", "uplink_budget_bits"], sort=False)
     loss = "train_loss" if "train_loss" in df else "test_loss"
     out = g.agg(accuracy=("test_accuracy", "mean"), sd=("test_accuracy", "std"),
                 low=("test_accuracy", "min"), high=("test_accuracy", "max"), loss=(loss, "mean"),
                 rounds=("rounds", "first"), noise=("noise_multiplier", "first"),
-                seeds=("seed", "count")).reset_index()
+                seeds=("seed", "count"), finite=("test_accuracy", "count")).reset_index()
     out["sd"] = out["sd"].fillna(0.0)
     return out
 

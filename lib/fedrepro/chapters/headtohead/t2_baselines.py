@@ -13,9 +13,10 @@ from typing import Any
 
 from fedrepro.chapters.headtohead.baselines import (
     PRIVATE,
-    _cell,
     _gap,
+    _marked,
     _pct,
+    _pct_cell,
     comparison_frame,
     figure_of,
     summary_of,
@@ -34,6 +35,7 @@ from fedrepro.experiments.headtohead.t2_baselines import (  # noqa: F401  (re-ex
     T2BaselinesConfig,
     load_t2_baselines,
 )
+from fedrepro.headtohead.t2_task import N_CLIENTS
 
 __all__ = ["LABELS", "PRIVATE", "load", "private_stored", "stored", "progress", "progress_text", "comparison_frame",
            "table_of", "baselines_table", "ceilings_table_of", "ceilings_table", "figure", "noise_off_stored",
@@ -134,8 +136,8 @@ def ceilings_table_of(t2_result: dict[str, Any], baselines: dict[str, Any]) -> A
     for a in PRIVATE:
         row: dict[str, Any] = {"algorithm": T2_LABELS[a]}
         for b in budgets:
-            row[f"ceiling, {b:.2g} bits (%)"] = _pct(*_cell(base, f"{a}-ceiling", math.inf, b))
-        row[f"private, ε = {eps:g}, {top:.2g} bits (%)"] = _pct(*_cell(private, a, eps, top))
+            row[f"ceiling, {b:.2g} bits (%)"] = _pct_cell(base, f"{a}-ceiling", math.inf, b)
+        row[f"private, ε = {eps:g}, {top:.2g} bits (%)"] = _pct_cell(private, a, eps, top)
         rows.append(row)
     return pd.DataFrame(rows).set_index("algorithm")
 
@@ -168,15 +170,17 @@ def noise_off_stored(profile: str = "paper") -> dict[str, Any] | None:
     return None if out is None else out.result
 
 
-def _mean_sd(values: list[float]) -> tuple[float, float]:
+def _mean_sd(values: list[float]) -> tuple[float, float, int, int]:
     """Mean and sample standard deviation (n − 1; 0 for one value) of the seeds' test
-    accuracies; NaN when a seed diverged (its accuracy is NaN)."""
+    accuracies over the seeds that did not diverge (a diverged run's accuracy is NaN), as the
+    book's tables count them, with (diverged, seeds); NaN where none is finite."""
     import numpy as np
 
     v = np.asarray(values, dtype=float)
-    if v.size == 0 or not np.isfinite(v).all():
-        return math.nan, math.nan
-    return float(v.mean()), float(v.std(ddof=1)) if v.size > 1 else 0.0
+    ok = v[np.isfinite(v)]
+    if ok.size == 0:
+        return math.nan, math.nan, int(v.size), int(v.size)
+    return float(ok.mean()), float(ok.std(ddof=1)) if ok.size > 1 else 0.0, int(v.size - ok.size), int(v.size)
 
 
 def decomposition_frame(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[str, Any],
@@ -195,17 +199,18 @@ def decomposition_frame(private: dict[str, Any], baselines: dict[str, Any], nois
         return [r["test_accuracy"] for r in records if r["algorithm"] == name
                 and all(r.get(k) == v for k, v in match.items())]
 
+    def verdict(a: tuple[float, ...], b: tuple[float, ...]) -> str:
+        return compare_summaries(a[0], a[1], b[0], b[1]) if math.isfinite(a[0]) and math.isfinite(b[0]) else ""
+
     rows = []
     for a in PRIVATE:
         p = _mean_sd(accs(private["records"], a, epsilon_target=epsilon, uplink_budget_bits=budget))
         n = _mean_sd(accs(noise_off["records"], a, uplink_budget_bits=budget))
-        c = _cell(cells_frame(baselines), f"{a}-ceiling", math.inf, budget)
-        ok = all(math.isfinite(x) for x in (*p, *n))
-        rows.append({"algorithm": a, "private": p[0], "private_sd": p[1], "noise_off": n[0], "noise_off_sd": n[1],
-                     "ceiling": c[0], "ceiling_sd": c[1],
-                     "noise": compare_summaries(n[0], n[1], p[0], p[1]) if ok else "",
-                     "clipping": compare_summaries(c[0], c[1], n[0], n[1])
-                     if ok and all(math.isfinite(x) for x in c) else ""})
+        c = _mean_sd(accs(baselines["records"], f"{a}-ceiling", uplink_budget_bits=budget))
+        rows.append({"algorithm": a, "private": p[0], "private_sd": p[1], "private_diverged": p[2:],
+                     "noise_off": n[0], "noise_off_sd": n[1], "noise_off_diverged": n[2:],
+                     "ceiling": c[0], "ceiling_sd": c[1], "ceiling_diverged": c[2:],
+                     "noise": verdict(n, p), "clipping": verdict(c, n)})
     return pd.DataFrame(rows)
 
 
@@ -216,10 +221,11 @@ def decomposition_table(f: Any, epsilon: float) -> Any:
 
     rows = []
     for r in f.itertuples():
-        rows.append({"algorithm": T2_LABELS[r.algorithm], f"private, ε = {epsilon:g} (%)": _pct(r.private, r.private_sd),
-                     "noise off, clipping kept (%)": _pct(r.noise_off, r.noise_off_sd),
+        rows.append({"algorithm": T2_LABELS[r.algorithm],
+                     f"private, ε = {epsilon:g} (%)": _marked(_pct(r.private, r.private_sd), *r.private_diverged),
+                     "noise off, clipping kept (%)": _marked(_pct(r.noise_off, r.noise_off_sd), *r.noise_off_diverged),
                      "noise off − private (pts)": _gap(r.noise_off, r.noise_off_sd, r.private, r.private_sd),
-                     "ceiling: clipping and noise off (%)": _pct(r.ceiling, r.ceiling_sd),
+                     "ceiling: clipping and noise off (%)": _marked(_pct(r.ceiling, r.ceiling_sd), *r.ceiling_diverged),
                      "ceiling − noise off (pts)": _gap(r.ceiling, r.ceiling_sd, r.noise_off, r.noise_off_sd)})
     return pd.DataFrame(rows).set_index("algorithm")
 
@@ -230,8 +236,12 @@ def facts(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[st
     ``h2h-baselines-t2-<key>``): :func:`fedrepro.chapters.headtohead.baselines.summary_of` and
     ``verdict-<key>`` (:func:`fedrepro.chapters.headtohead.baselines.verdicts_of`, in words) at
     T2's main budget, ``best_private_largest``/``best_private_smallest`` (the algorithm's page
-    label); the count of ceilings below their private algorithm at the reference cell beyond
-    the seed spread (``ceilings_below``); and, with the noise-off runs, the counts of
+    label), ``best_ceiling_of`` (its label), the rounds the budget buys the best ceiling and
+    the best private algorithm's own (``best_ceiling_rounds``, ``own_ceiling_rounds``),
+    client-level DP-FedAvg's noise multiplier at the largest ε (``client_sigma_largest``) and
+    the norm of its server noise against the largest norm of the sum it is added to,
+    σS√d / (N·S) (``client_noise_to_signal_largest``); the count of ceilings below their
+    private algorithm at the reference cell beyond the seed spread (``ceilings_below``); and, with the noise-off runs, the counts of
     algorithms whose noise costs accuracy beyond the spread (``noise_costs``) and whose ceiling
     falls below the noise-off run beyond the spread (``clipping_helps``), and per algorithm
     ``noise_gap_<a>`` and ``clip_gap_<a>`` in points."""
@@ -241,14 +251,30 @@ def facts(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[st
     out.update({f"verdict-{k}": verdict_phrase(v) for k, v in verdicts_of(f).items()})
     out["best_private_largest"] = T2_LABELS[f["best_private"].iloc[-1]]
     out["best_private_smallest"] = T2_LABELS[f["best_private"].iloc[0]]
+    out["best_ceiling_of"] = LABELS[f["best_ceiling_of"].iloc[-1]]
+    eps = float(f["epsilon"].iloc[-1])
+    client = [r for r in baselines["records"] if r["algorithm"] == "dp-fedavg-client" and r["epsilon_target"] == eps
+              and r["uplink_budget_bits"] == p.budget_bits]
+    if client:
+        # the server's noise against the largest possible sum of the clipped updates: σS√d against N·S
+        sigma, d = float(client[0]["noise_multiplier"]), float(client[0]["message_bits"]) / 32.0  # float32 message
+        out["client_sigma_largest"] = sigma
+        out["client_noise_to_signal_largest"] = sigma * math.sqrt(d) / N_CLIENTS
+    for key, name in (("best_ceiling_rounds", f["best_ceiling_of"].iloc[-1]),
+                      ("own_ceiling_rounds", f"{f['best_private'].iloc[-1]}-ceiling")):
+        rounds = [r["rounds"] for r in baselines["records"] if r["algorithm"] == name
+                  and r["uplink_budget_bits"] == p.budget_bits]
+        out[key] = float(rounds[0]) if rounds else math.nan
     from fedrepro.report.prose import compare_summaries
 
     below = 0
     for a in PRIVATE:
         pr = _mean_sd([r["test_accuracy"] for r in private["records"] if r["algorithm"] == a
                        and r["epsilon_target"] == p.tuning_epsilon and r["uplink_budget_bits"] == p.budget_bits])
-        c = _cell(cells_frame(baselines), f"{a}-ceiling", math.inf, p.budget_bits)
-        below += compare_summaries(c[0], c[1], pr[0], pr[1]) == "lower" if math.isfinite(pr[0]) else 0
+        c = _mean_sd([r["test_accuracy"] for r in baselines["records"] if r["algorithm"] == f"{a}-ceiling"
+                      and r["uplink_budget_bits"] == p.budget_bits])
+        if math.isfinite(pr[0]) and math.isfinite(c[0]):
+            below += compare_summaries(c[0], c[1], pr[0], pr[1]) == "lower"
     out["ceilings_below"] = float(below)
     if noise_off is not None:
         d = decomposition_frame(private, baselines, noise_off, p.tuning_epsilon, p.budget_bits)
