@@ -33,7 +33,7 @@ config), whose records have exactly the fields of T2's (:func:`fedrepro.experime
 Quick profile: T2's quick protocol (40 records per client, 200 test records, 2
 configurations, one seed, ε = 4) and 1 pass for central DP-SGD; about a minute.
 
-Paper profile (not computed in this change), from the repository root:
+Paper profile (stored), from the repository root:
 ``FEDREPRO_WORKERS=<cores> .venv/bin/python -c "from fedrepro.experiments.headtohead.t2_baselines
 import load_t2_baselines; load_t2_baselines('paper')"`` (the units run in parallel on
 ``FEDREPRO_WORKERS`` processes; the CNN engine of T2 runs on the CPU). 84 tuning units, then
@@ -47,7 +47,8 @@ such core in all. That machine's CNN step is 8-10 times slower than T2's benchma
 (0.033 s per client DP-SGD step on an idle core), so about 1.5 h on one idle core, or 45 min
 on two workers. Measured on a 2-core AMD EPYC machine with ``FEDREPRO_WORKERS=2`` and
 little else running (2026-11-29): the 84 tuning runs in 34 min, the first 14 cells (the
-ceilings at the two smaller budgets and four at the main one) in 18 min.
+ceilings at the two smaller budgets and four at the main one) in 18 min, the last five (central
+DP-SGD at every ε, about 8 min each on one worker) in 20.5 min.
 """
 
 from __future__ import annotations
