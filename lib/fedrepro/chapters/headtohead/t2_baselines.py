@@ -244,7 +244,10 @@ def facts(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[st
     private algorithm at the reference cell beyond the seed spread (``ceilings_below``); and, with the noise-off runs, the counts of
     algorithms whose noise costs accuracy beyond the spread (``noise_costs``) and whose ceiling
     falls below the noise-off run beyond the spread (``clipping_helps``), and per algorithm
-    ``noise_gap_<a>`` and ``clip_gap_<a>`` in points."""
+    ``noise_gap_<a>`` (noise off − private) and ``clip_gap_<a>`` (ceiling − noise off) in
+    points, ``private_<a>``, ``noise_off_<a>`` and ``ceiling_<a>`` at the reference cell and the
+    lowest and highest of its private means over the ε of the main budget
+    (``private_low_<a>``, ``private_high_<a>``), in %."""
     p = T2Config.for_profile(profile)
     f = comparison_frame(private, baselines, p.budget_bits)
     out: dict[str, Any] = dict(summary_of(f))
@@ -280,7 +283,15 @@ def facts(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[st
         d = decomposition_frame(private, baselines, noise_off, p.tuning_epsilon, p.budget_bits)
         out["noise_costs"] = float((d["noise"] == "higher").sum())
         out["clipping_helps"] = float((d["clipping"] == "lower").sum())
+        means = cells_frame(private)
+        means = means[means["uplink_budget_bits"] == p.budget_bits]
         for r in d.itertuples():
             out[f"noise_gap_{r.algorithm}"] = float(100 * (r.noise_off - r.private))
             out[f"clip_gap_{r.algorithm}"] = float(100 * (r.ceiling - r.noise_off))
+            out[f"noise_off_{r.algorithm}"] = float(100 * r.noise_off)
+            out[f"private_{r.algorithm}"] = float(100 * r.private)
+            out[f"ceiling_{r.algorithm}"] = float(100 * r.ceiling)
+            over_eps = means.loc[means["algorithm"] == r.algorithm, "accuracy"]
+            out[f"private_low_{r.algorithm}"] = float(100 * over_eps.min())
+            out[f"private_high_{r.algorithm}"] = float(100 * over_eps.max())
     return out
