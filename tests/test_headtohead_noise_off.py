@@ -139,3 +139,35 @@ def test_the_view_splits_noise_from_clipping_by_the_seed_spread_rule():
     table = view.decomposition_table(f.reset_index(), 2.0)
     assert table.loc[view.T2_LABELS["fed-plt"], "ceiling − noise off (pts)"] == "-20.0"
     assert table.loc[view.T2_LABELS["fed-plt"], "noise off − private (pts)"] == "+0.5 (level)"
+
+
+@pytest.mark.stored
+def test_the_stored_split_supports_the_pages_reading():
+    """The baselines page ("Reading the split") and the index: the ceilings of DP-FedSGD and
+    Fed-PLT fall below their clipped, noise-free runs beyond the seed spread, and both selections
+    take the largest step of their fair grids; DPFL's and the private FedPAQs' ceilings are above
+    theirs beyond the spread; the noise costs DPFL and Fed-PLT beyond the spread and the private
+    FedPAQs more than 40 points, which learn without it (above 50 %) and stay near chance with it
+    (below 15 %); DP-FedSGD's noise-off run lies below its private run at ε = 2 and inside the
+    range of its private means over ε."""
+    from fedrepro.chapters.headtohead import t2_baselines as view
+    from fedrepro.experiments.headtohead import t2_fair
+
+    stored, noise_off = view.stored("paper"), view.noise_off_stored("paper")
+    assert stored is not None and noise_off is not None
+    p = view.T2Config.for_profile("paper")
+    f = view.decomposition_frame(*stored, noise_off, p.tuning_epsilon, p.budget_bits).set_index("algorithm")
+    assert list(f.loc[["dp-fedsgd", "fed-plt"], "clipping"]) == ["lower", "lower"]
+    assert list(f.loc[["dpfl", "fedpaq", "fedpaq-q"], "clipping"]) == ["higher"] * 3
+    assert list(f.loc[["dpfl", "fed-plt", "fedpaq", "fedpaq-q"], "noise"]) == ["higher"] * 4
+    for a in ("fedpaq", "fedpaq-q"):
+        assert f.loc[a, "noise_off"] - f.loc[a, "private"] > 0.4
+        assert f.loc[a, "noise_off"] > 0.5 and f.loc[a, "private"] < 0.15
+    facts = view.facts(*stored, noise_off)
+    assert facts["clipping_helps"] == 2 and facts["noise_costs"] == 4
+    assert f.loc["dp-fedsgd", "noise"] == "lower"
+    assert facts["private_low_dp-fedsgd"] <= facts["noise_off_dp-fedsgd"] <= facts["private_high_dp-fedsgd"]
+    by_name = {r["algorithm"]: r["config"] for r in noise_off["records"]}
+    for a in ("dp-fedsgd", "fed-plt"):
+        assert by_name[a]["lr"] == max(g.lr for g in t2_fair.GRIDS[a])
+    assert all(r["noise_multiplier"] == 0.0 and math.isinf(r["epsilon_spent"]) for r in noise_off["records"])

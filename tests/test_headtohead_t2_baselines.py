@@ -397,7 +397,8 @@ def test_the_stored_t2_baselines_support_the_pages_reading():
     sum it is added to; DPFL's own ceiling and the best ceiling (the quantized FedPAQ's, 45
     rounds against 30) are ahead beyond the spread; both trusted baselines select at the edges
     the page names; two ceilings (DP-FedSGD's, Fed-PLT's) fall below their private algorithm at
-    the reference cell beyond the spread."""
+    the reference cell beyond the spread; on T1 too (the index), central DP-SGD is ahead beyond
+    the spread at both ends of ε."""
     from fedrepro.chapters.headtohead import t2_baselines as view
     from fedrepro.report.prose import compare_summaries
 
@@ -408,6 +409,7 @@ def test_the_stored_t2_baselines_support_the_pages_reading():
     f = view.comparison_frame(private, base, p.budget_bits)
     assert set(f["best_private"]) == {"dpfl"}
     facts = view.facts(private, base, None)
+    assert facts["best_private_text"] == f"{view.T2_LABELS['dpfl']} at every ε"
     for key in ("central_smallest_epsilon", "central_largest_epsilon", "own_ceiling_largest_epsilon",
                 "best_ceiling_largest_epsilon"):
         assert facts[f"verdict-{key}"] == "the baseline is ahead", key
@@ -435,3 +437,9 @@ def test_the_stored_t2_baselines_support_the_pages_reading():
     diverged = [(r["algorithm"], r["uplink_budget_bits"]) for r in base["records"] if r["diverged"]]
     assert diverged == [("fed-plt-ceiling", p.budget_bits)]
     assert view.ceilings_table_of(private, base).loc[view.T2_LABELS["fed-plt"]].iloc[2].endswith("(1 of 3 diverged)")
+    # the index: central DP-SGD ahead beyond the spread at both ends of ε on T1 as well
+    from fedrepro.chapters.headtohead import baselines as t1view
+
+    t1f = t1view.comparison_frame(*t1view.load("paper"), t1view.T1Config.for_profile("paper").budget_bits)
+    v1 = t1view.verdicts_of(t1f)
+    assert v1["central_smallest_epsilon"] == v1["central_largest_epsilon"] == "higher"

@@ -236,7 +236,7 @@ def facts(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[st
     ``h2h-baselines-t2-<key>``): :func:`fedrepro.chapters.headtohead.baselines.summary_of` and
     ``verdict-<key>`` (:func:`fedrepro.chapters.headtohead.baselines.verdicts_of`, in words) at
     T2's main budget, ``best_private_largest``/``best_private_smallest`` (the algorithm's page
-    label), ``best_ceiling_of`` (its label), the rounds the budget buys the best ceiling and
+    label) and ``best_private_text`` (the sentence's words: one leader at every ε, or the two), ``best_ceiling_of`` (its label), the rounds the budget buys the best ceiling and
     the best private algorithm's own (``best_ceiling_rounds``, ``own_ceiling_rounds``),
     client-level DP-FedAvg's noise multiplier at the largest ε (``client_sigma_largest``) and
     the norm of its server noise against the largest norm of the sum it is added to,
@@ -254,6 +254,10 @@ def facts(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[st
     out.update({f"verdict-{k}": verdict_phrase(v) for k, v in verdicts_of(f).items()})
     out["best_private_largest"] = T2_LABELS[f["best_private"].iloc[-1]]
     out["best_private_smallest"] = T2_LABELS[f["best_private"].iloc[0]]
+    leaders = list(dict.fromkeys(f["best_private"]))
+    out["best_private_text"] = (f"{T2_LABELS[leaders[0]]} at every ε" if len(leaders) == 1 else
+                                f"{out['best_private_smallest']} at the smallest ε and {out['best_private_largest']} "
+                                "at the largest")
     out["best_ceiling_of"] = LABELS[f["best_ceiling_of"].iloc[-1]]
     eps = float(f["epsilon"].iloc[-1])
     client = [r for r in baselines["records"] if r["algorithm"] == "dp-fedavg-client" and r["epsilon_target"] == eps
