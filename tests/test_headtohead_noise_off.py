@@ -21,22 +21,15 @@ import pytest
 
 from fedrepro.core.validate import ParameterTypeError
 from fedrepro.headtohead import algorithms as alg
-from fedrepro.headtohead import cnn
 from fedrepro.headtohead import cnn_algorithms as ca
 from fedrepro.headtohead.noise_off import NoiseOff
 from tests.independent import cnn_reference as ref
-from tests.test_headtohead_t2_baselines import _close, _record_gradients
+from tests.test_headtohead_t2_baselines import _close, _record_gradients, tiny_problem
 
 
 @pytest.fixture(scope="module")
-def problem() -> cnn.CNNProblem:
-    rng = np.random.default_rng(17)
-    clients = []
-    for i in range(3):
-        n = 14 + 2 * i
-        clients.append((rng.uniform(-1, 1, size=(n, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, size=n)))
-    ex = rng.uniform(-1, 1, size=(20, 1, 28, 28)).astype(np.float32)
-    return cnn.CNNProblem(clients, ex, rng.integers(0, 10, size=20), init_seed=3)
+def problem():
+    return tiny_problem(seed=17, init_seed=3, smallest=14)
 
 
 def test_dpfedsgd_noise_off_matches_a_plain_loop(problem):

@@ -45,15 +45,20 @@ T2_FIELDS = {"task", "algorithm", "seed", "epsilon_target", "epsilon_spent", "ep
 HUGE = 1e12  # a clipping norm no gradient reaches
 
 
-@pytest.fixture(scope="module")
-def problem() -> cnn.CNNProblem:
-    rng = np.random.default_rng(11)
+def tiny_problem(seed: int = 11, init_seed: int = 5, smallest: int = 12) -> cnn.CNNProblem:
+    """Three clients of ``smallest``, +2, +4 random records and 20 evaluation records on the CNN."""
+    rng = np.random.default_rng(seed)
     clients = []
     for i in range(3):
-        n = 12 + 2 * i
+        n = smallest + 2 * i
         clients.append((rng.uniform(-1, 1, size=(n, 1, 28, 28)).astype(np.float32), rng.integers(0, 10, size=n)))
     ex = rng.uniform(-1, 1, size=(20, 1, 28, 28)).astype(np.float32)
-    return cnn.CNNProblem(clients, ex, rng.integers(0, 10, size=20), init_seed=5)
+    return cnn.CNNProblem(clients, ex, rng.integers(0, 10, size=20), init_seed=init_seed)
+
+
+@pytest.fixture(scope="module")
+def problem() -> cnn.CNNProblem:
+    return tiny_problem()
 
 
 @pytest.fixture(scope="module")
