@@ -3,8 +3,10 @@ T2 algorithm (record-level DP of each client's messages, no trusted party) besid
 of :mod:`fedrepro.experiments.headtohead.t2_baselines` (central DP-SGD by a trusted curator,
 client-level DP-FedAvg with a trusted server, the non-private ceilings), at every ε of the main
 uplink budget, with the gaps in accuracy points: the T1 table of
-:mod:`fedrepro.chapters.headtohead.baselines` on T2. Presentation only: reads the stored
-results of T2 and of its baselines."""
+:mod:`fedrepro.chapters.headtohead.baselines` on T2. The private algorithms are those of the
+fair grids (``headtohead/t2-fair``: every one tunes the clip). The split at the reference cell
+sets each fair selection beside the same configuration with the noise off and the clipping kept
+(``headtohead/t2-noise-off``) and beside its ceiling. Presentation only: reads stored results."""
 
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from fedrepro.chapters.headtohead.baselines import (
 from fedrepro.chapters.headtohead.baselines import table_of as _table_of
 from fedrepro.chapters.headtohead.t1_report import cells_frame
 from fedrepro.chapters.headtohead.t2 import LABELS as T2_LABELS
-from fedrepro.chapters.headtohead.t2 import T2Config, load_t2
+from fedrepro.chapters.headtohead.t2 import T2Config
 from fedrepro.experiments.headtohead.t2_baselines import (  # noqa: F401  (re-exported)
     BASELINES,
     CEILING_GRIDS,
@@ -50,8 +52,11 @@ LABELS: dict[str, str] = {
 
 
 def load(profile: str = "paper") -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the T2 result, the T2 baselines result) of ``profile``."""
-    return load_t2(profile), load_t2_baselines(profile)
+    """(the fair grids' private records, as :func:`private_stored`, the T2 baselines result) of
+    ``profile``, computed where missing and the store is writable."""
+    from fedrepro.experiments.headtohead.t2_fair_grid import compute_fair
+
+    return {"records": compute_fair(profile)["records"]}, load_t2_baselines(profile)
 
 
 def private_stored(profile: str = "paper") -> dict[str, Any] | None:
