@@ -165,13 +165,10 @@ def noise_off_stored(profile: str = "paper") -> dict[str, Any] | None:
     when stored and fresh, else ``None``; never computes."""
     from fedrepro.chapters.headtohead import t2_fair as fair_view
     from fedrepro.core.cache import load_if_computed
-    from fedrepro.experiments.headtohead import t2_fair, t2_noise_off
+    from fedrepro.experiments.headtohead import t2_noise_off
 
     table = fair_view.fair_computed(profile)
-    if table is None:
-        return None
-    selection = tuple((t["algorithm"], int(t["selected"])) for t in table["tuning"] if t["algorithm"] in t2_fair.PRIVATE)
-    out = load_if_computed(t2_noise_off.T2NoiseOffConfig(profile=profile, selected=selection))
+    out = None if table is None else load_if_computed(t2_noise_off.config_of(profile, table))
     return None if out is None else out.result
 
 
@@ -188,14 +185,15 @@ def _mean_sd(values: list[float]) -> tuple[float, float, int, int]:
     return float(ok.mean()), float(ok.std(ddof=1)) if ok.size > 1 else 0.0, int(v.size - ok.size), int(v.size)
 
 
-def decomposition_frame(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[str, Any],
+def decomposition_frame(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[str, Any] | None,
                         epsilon: float, budget: float) -> Any:
     """One row per private algorithm at the reference cell (``epsilon``, ``budget``): its fair
     selection's test accuracy (mean and sd over the seeds), the same configuration with the
-    noise off and the clipping kept, and its ceiling (clipping and noise off, its own grid), as
-    fractions; with the seed-spread verdicts (:func:`fedrepro.report.prose.compare_summaries`)
-    of noise off against private (``noise``) and of the ceiling against noise off
-    (``clipping``)."""
+    noise off and the clipping kept (NaN without ``noise_off``), and its ceiling (clipping and
+    noise off, its own grid), as fractions; with the seed-spread verdicts
+    (:func:`fedrepro.report.prose.compare_summaries`; "" where a side is missing) of noise off
+    against private (``noise``), of the ceiling against noise off (``clipping``) and of the
+    ceiling against private (``ceiling``)."""
     import pandas as pd
 
     from fedrepro.report.prose import compare_summaries
@@ -210,12 +208,12 @@ def decomposition_frame(private: dict[str, Any], baselines: dict[str, Any], nois
     rows = []
     for a in PRIVATE:
         p = _mean_sd(accs(private["records"], a, epsilon_target=epsilon, uplink_budget_bits=budget))
-        n = _mean_sd(accs(noise_off["records"], a, uplink_budget_bits=budget))
+        n = _mean_sd(accs(noise_off["records"], a, uplink_budget_bits=budget) if noise_off is not None else [])
         c = _mean_sd(accs(baselines["records"], f"{a}-ceiling", uplink_budget_bits=budget))
         rows.append({"algorithm": a, "private": p[0], "private_sd": p[1], "private_diverged": p[2:],
                      "noise_off": n[0], "noise_off_sd": n[1], "noise_off_diverged": n[2:],
                      "ceiling": c[0], "ceiling_sd": c[1], "ceiling_diverged": c[2:],
-                     "noise": verdict(n, p), "clipping": verdict(c, n)})
+                     "noise": verdict(n, p), "clipping": verdict(c, n), "ceiling_vs_private": verdict(c, p)})
     return pd.DataFrame(rows)
 
 
@@ -277,19 +275,9 @@ def facts(private: dict[str, Any], baselines: dict[str, Any], noise_off: dict[st
         rounds = [r["rounds"] for r in baselines["records"] if r["algorithm"] == name
                   and r["uplink_budget_bits"] == p.budget_bits]
         out[key] = float(rounds[0]) if rounds else math.nan
-    from fedrepro.report.prose import compare_summaries
-
-    below = 0
-    for a in PRIVATE:
-        pr = _mean_sd([r["test_accuracy"] for r in private["records"] if r["algorithm"] == a
-                       and r["epsilon_target"] == p.tuning_epsilon and r["uplink_budget_bits"] == p.budget_bits])
-        c = _mean_sd([r["test_accuracy"] for r in baselines["records"] if r["algorithm"] == f"{a}-ceiling"
-                      and r["uplink_budget_bits"] == p.budget_bits])
-        if math.isfinite(pr[0]) and math.isfinite(c[0]):
-            below += compare_summaries(c[0], c[1], pr[0], pr[1]) == "lower"
-    out["ceilings_below"] = float(below)
+    d = decomposition_frame(private, baselines, noise_off, p.tuning_epsilon, p.budget_bits)
+    out["ceilings_below"] = float((d["ceiling_vs_private"] == "lower").sum())
     if noise_off is not None:
-        d = decomposition_frame(private, baselines, noise_off, p.tuning_epsilon, p.budget_bits)
         out["noise_costs"] = float((d["noise"] == "higher").sum())
         out["clipping_helps"] = float((d["clipping"] == "lower").sum())
         means = cells_frame(private)

@@ -30,7 +30,7 @@ from fedrepro.headtohead import algorithms as alg
 from fedrepro.headtohead.noise_off import NoiseOff
 from fedrepro.headtohead.t2_task import N_CLIENTS
 
-__all__ = ["ORDER", "T2NoiseOffConfig", "units", "load_t2_noise_off"]
+__all__ = ["ORDER", "T2NoiseOffConfig", "units", "config_of", "load_t2_noise_off"]
 
 #: The order the runs go in: first the algorithms whose ceilings fall below them.
 ORDER: tuple[str, ...] = ("fed-plt", "dp-fedsgd", "dpfl", "fedpaq", "fedpaq-q")
@@ -92,11 +92,15 @@ def _combine(cfg: T2NoiseOffConfig, done: dict[str, dict[str, Any]]) -> dict[str
     return {"records": [done[u] for u in units(cfg)]}
 
 
+def config_of(profile: str, table: dict[str, Any]) -> T2NoiseOffConfig:
+    """The run of the private algorithms' selections in the fair tuning ``table``
+    (:func:`fedrepro.experiments.headtohead.t2_fair_grid.fair_selection`)."""
+    return T2NoiseOffConfig(profile=profile, selected=tuple((t["algorithm"], int(t["selected"]))
+                                                             for t in table["tuning"] if t["algorithm"] in t2_fair.PRIVATE))
+
+
 def load_t2_noise_off(profile: str = "paper") -> dict[str, Any]:
     """The noise-off runs of the fair selections (the fair tuning first; computed when
     missing, where the store is writable): ``{"records": one per algorithm and seed}``."""
-    tuning = t2_fair_grid.fair_selection(profile)
-    selection = tuple((t["algorithm"], int(t["selected"])) for t in tuning["tuning"]
-                      if t["algorithm"] in t2_fair.PRIVATE)
-    cfg = T2NoiseOffConfig(profile=profile, selected=selection)
+    cfg = config_of(profile, t2_fair_grid.fair_selection(profile))
     return run_units(cfg, units(cfg), _run_unit, combine=_combine)
